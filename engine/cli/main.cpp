@@ -1,0 +1,75 @@
+// triage's entry point: dispatches to the registered subcommands.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "triage/version.h"
+
+namespace triage::cli {
+
+namespace {
+std::vector<Command>& Registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+}  // namespace
+
+bool RegisterCommand(const Command& command) {
+  Registry().push_back(command);
+  return true;
+}
+
+const std::vector<Command>& Commands() { return Registry(); }
+
+void PrintError(std::string_view what, std::string_view why) {
+  std::cerr << "triage: " << what << ": " << why << "\n";
+}
+
+}  // namespace triage::cli
+
+namespace {
+
+void PrintUsage(std::ostream& out) {
+  out << "triage " << TRIAGE_VERSION_STRING
+      << ": root causes of GPU-service failures, from their logs\n\n"
+         "Usage: triage COMMAND [OPTIONS] [ARGS]\n\nCommands:\n";
+  for (const auto& c : triage::cli::Commands()) {
+    std::string name = c.name;
+    out << "  " << name << std::string(name.size() < 10 ? 10 - name.size() : 1, ' ') << c.summary
+        << "\n";
+  }
+  out << "\n'triage COMMAND --help' for a command's options. 'triage --version' for the build.\n"
+         "Exit codes: 0 done; 1 with --exit-code when an incident was found; 2 bad usage or "
+         "unreadable input.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    PrintUsage(std::cerr);
+    return triage::cli::kExitUsage;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    PrintUsage(std::cout);
+    return triage::cli::kExitOk;
+  }
+  if (args[0] == "--version" || args[0] == "-V") {
+    std::cout << "triage " << TRIAGE_VERSION_STRING << "\n"
+              << "cuda kernels: " << (TRIAGE_BUILT_WITH_KERNELS ? "yes" : "no") << "\n"
+              << "hyperscan: no\n";
+    return triage::cli::kExitOk;
+  }
+  for (const auto& c : triage::cli::Commands()) {
+    if (args[0] == c.name) {
+      args.erase(args.begin());
+      return c.run(args);
+    }
+  }
+  triage::cli::PrintError(args[0], "unknown command (see 'triage --help')");
+  return triage::cli::kExitUsage;
+}

@@ -1,0 +1,26 @@
+// The engine's view of verification. The core owns this interface; the verifiers library
+// implements it (each verifier isolated in a child process with a deadline). The engine never
+// knows how a check is done, only what it concluded.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "triage/core/incident.h"
+
+namespace triage::core {
+
+class VerificationRunner {
+ public:
+  virtual ~VerificationRunner() = default;
+  // Runs every request of every cause of `incident` (symptoms excluded) and appends the
+  // answers to each cause's `verifications`. Never throws; a failed check is an
+  // `inconclusive` verdict with the reason.
+  virtual void VerifyIncident(Incident& incident) = 0;
+};
+
+// Feeds verdicts back into the ranking: a confirmed cause rises, a refuted one falls below every
+// cause that is not refuted. Re-numbers ranks. Safe to call on an incident with no verdicts.
+void ApplyVerdicts(Incident& incident);
+
+}  // namespace triage::core

@@ -1,0 +1,83 @@
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "triage/core/incident.h"
+#include "triage/core/verifier.h"
+
+namespace triage::core {
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kConfirmed:
+      return "confirmed";
+    case Verdict::kRefuted:
+      return "refuted";
+    case Verdict::kSkipped:
+      return "skipped";
+    case Verdict::kInconclusive:
+      break;
+  }
+  return "inconclusive";
+}
+
+const char* ScoreBand(double score) {
+  if (score >= 0.7) return "likely";
+  if (score >= 0.4) return "possible";
+  return "weak";
+}
+
+std::string Fingerprint(const Incident& incident) {
+  // service|cause{k=v,...}|cause{...} with causes sorted, so the order the ranker chose (which
+  // verdicts may change) does not make the same failure look new.
+  std::vector<std::string> parts;
+  for (const auto& c : incident.causes) {
+    std::string p = c.cause + "{";
+    bool first = true;
+    for (const auto& key : c.fingerprint_keys) {
+      auto it = c.captures.find(key);
+      if (it == c.captures.end()) continue;
+      if (!first) p += ",";
+      p += key + "=" + it->second;
+      first = false;
+    }
+    p += "}";
+    parts.push_back(std::move(p));
+  }
+  std::sort(parts.begin(), parts.end());
+  parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+  std::string fp = incident.service;
+  for (const auto& p : parts) fp += "|" + p;
+  return fp;
+}
+
+void ApplyVerdicts(Incident& incident) {
+  // A confirmed verdict raises the score towards 1, a refuted one sends the cause below every
+  // cause that no verifier refuted. Inconclusive and skipped verdicts leave it where it was.
+  auto state = [](const Cause& c) {
+    bool confirmed = false, refuted = false;
+    for (const auto& v : c.verifications) {
+      confirmed |= v.verdict == Verdict::kConfirmed;
+      refuted |= v.verdict == Verdict::kRefuted;
+    }
+    if (refuted && !confirmed) return 2;  // refuted
+    if (confirmed) return 0;              // confirmed
+    return 1;                             // unverified
+  };
+  for (auto& c : incident.causes) {
+    int s = state(c);
+    if (s == 0) c.score = std::min(1.0, c.score + (1.0 - c.score) * 0.5);
+    if (s == 2) c.score = c.score * 0.3;
+    c.band = ScoreBand(c.score);
+  }
+  std::stable_sort(incident.causes.begin(), incident.causes.end(),
+                   [&](const Cause& a, const Cause& b) {
+                     bool ra = state(a) == 2, rb = state(b) == 2;
+                     if (ra != rb) return rb;
+                     if (a.score != b.score) return a.score > b.score;
+                     return state(a) < state(b);
+                   });
+  for (size_t i = 0; i < incident.causes.size(); ++i) incident.causes[i].rank = int(i) + 1;
+}
+
+}  // namespace triage::core
