@@ -1,0 +1,71 @@
+// Rules in, events in, incidents out: the engine's public face.
+//
+// A RuleSet is loaded once (shipped packs, then user folders overriding by id) and is immutable
+// and shareable between threads. An Analyzer is fed the events of one or more sources of one
+// service, in order per source, and produces incidents with ranked root causes; it is not
+// thread-safe (one per stream or per run). Memory is bounded by the open incident windows.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "triage/core/incident.h"
+#include "triage/ingest/event.h"
+#include "triage/status.h"
+
+namespace triage::core {
+
+// A problem found while loading or checking rules: "rules/cuda.toml:42: pattern does not
+// compile: missing )".
+struct RuleDiagnostic {
+  std::string file;
+  int line = 0;
+  std::string message;
+  std::string ToString() const;
+};
+
+class RuleSet;  // opaque; see rules.h for inspection (list/test)
+
+struct RuleLoadResult {
+  std::shared_ptr<const RuleSet> rules;     // null when a fault makes the set unusable
+  std::vector<RuleDiagnostic> diagnostics;  // every fault, with file and line
+};
+
+// Loads every *.toml of each folder in order; a later rule with the same id overrides.
+RuleLoadResult LoadRules(const std::vector<std::string>& folders);
+
+// The folder of the shipped packs: $TRIAGE_RULES_DIR, else <exe>/../share/triage/rules, else
+// the source tree's rules/ (for a build-tree binary).
+std::string ShippedRulesDir();
+
+struct AnalyzerOptions {
+  std::string service;             // empty: derived from the source name
+  std::string host;                // empty: this machine's name unless lines carry one
+  double quiet_gap_seconds = 300;  // a gap this long between timed lines splits incidents
+};
+
+class Analyzer {
+ public:
+  Analyzer(std::shared_ptr<const RuleSet> rules, AnalyzerOptions options);
+  ~Analyzer();
+  Analyzer(const Analyzer&) = delete;
+  Analyzer& operator=(const Analyzer&) = delete;
+
+  // `source_name` is what evidence reports as the source (the path as given, "-" for stdin).
+  void Add(const ingest::Event& event, std::string_view source_name);
+  // Incidents that have closed since the last call (a fatal event and its window seen).
+  std::vector<Incident> TakeClosed();
+  // End of input: closes every open incident and returns them with those not yet taken.
+  std::vector<Incident> Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// "sglang-server.log.1" -> "sglang-server"; "-" -> "stdin".
+std::string ServiceFromSourceName(std::string_view source_name);
+
+}  // namespace triage::core

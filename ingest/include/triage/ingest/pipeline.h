@@ -1,0 +1,84 @@
+// The ingest pipeline's entry points: byte sources, and bytes -> events.
+//
+// Contract: streaming. Memory is bounded by the open multi-line events (and the line cap), never
+// by the size of the input. No input byte stops the pipeline: invalid UTF-8, NUL bytes, CRLF, a
+// missing final newline, binary garbage and over-long lines all become events (over-long lines
+// are cut at IngestOptions::max_line_bytes and marked). I/O failures are returned as a Status
+// after every event read before the failure has been delivered, so nothing read is lost.
+// Not thread-safe: one EventStream per source, driven by one thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "triage/ingest/event.h"
+#include "triage/status.h"
+
+namespace triage::ingest {
+
+// A readable stream of bytes: stdin, a file, a gzip-compressed file.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads up to `n` bytes; 0 means end of input. Errors are Status::Io with the path.
+  virtual Result<size_t> Read(char* buf, size_t n) = 0;
+  // The name reports use: the path as given, or "-" for stdin.
+  virtual const std::string& name() const = 0;
+  // Total size in bytes when known (for progress), else 0.
+  virtual uint64_t size_hint() const { return 0; }
+};
+
+// Opens `path` ("-" is stdin). A gzip file (by its magic bytes) is decompressed transparently.
+Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path);
+
+struct IngestOptions {
+  size_t max_line_bytes = 1 << 20;  // longer lines are cut and marked (Line::cut)
+  // Set by a caller that only needs some lines as single-line events (the engine's literal
+  // prefilter): a line outside any multi-line event for which this returns false is framed
+  // and counted but not decoded, and gives no event. Multi-line events are always assembled.
+  std::function<bool(std::string_view raw_line)> keep_line;
+};
+
+struct IngestCounters {
+  uint64_t bytes = 0;
+  uint64_t lines = 0;
+  uint64_t events = 0;
+  uint64_t cut_lines = 0;
+  uint64_t invalid_utf8_lines = 0;
+};
+
+// Push-style: feed bytes in any chunking, get events in input order of their first line.
+class EventStream {
+ public:
+  using Sink = std::function<void(Event&&)>;
+  EventStream(uint32_t source_id, IngestOptions options, Sink sink);
+  ~EventStream();
+  EventStream(const EventStream&) = delete;
+  EventStream& operator=(const EventStream&) = delete;
+
+  void Feed(std::string_view bytes);
+  // End of input: a final line without newline is framed, open events are closed (an open
+  // traceback is emitted with Event::truncated = true).
+  void Finish();
+  const IngestCounters& counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads `source` to its end through an EventStream. `on_progress`, when set, is called now and
+// then with the bytes read so far.
+Status IngestSource(ByteSource& source, uint32_t source_id, const IngestOptions& options,
+                    const EventStream::Sink& sink,
+                    const std::function<void(uint64_t bytes)>& on_progress = {},
+                    IngestCounters* counters = nullptr);
+
+// The event as one JSON object (the `analyze --events` line format; no trailing newline).
+std::string EventToJson(const Event& event, std::string_view source_name);
+
+}  // namespace triage::ingest
