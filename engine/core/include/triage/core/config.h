@@ -1,0 +1,50 @@
+// triage's configuration: every setting has a default, so no file is needed.
+//
+// Found at --config FILE, else $XDG_CONFIG_HOME/triage/config.toml (default
+// ~/.config/triage/config.toml), else /etc/triage/config.toml. Each setting remembers where its
+// value came from, for `triage config`.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "triage/status.h"
+
+namespace triage::core {
+
+struct Config {
+  // [rules]
+  std::vector<std::string> rule_folders;  // extra folders, after the shipped packs
+  // [store]
+  std::optional<std::string> store_path;
+  // [watch]
+  std::vector<std::string> watch_folders;
+  std::vector<std::string> watch_include;  // globs; empty: the defaults
+  std::vector<std::string> watch_exclude;
+  double quiet_gap_seconds = 300;
+  // [verify]
+  bool verify_enabled = false;
+  double verify_deadline_seconds = 10;
+  std::vector<std::string> verify_allowed_prefixes;  // interpreters/programs a verifier may run
+  std::vector<std::string> verify_driver_paths;      // where libcuda/libnvidia-ml are looked for
+  std::vector<std::string> verify_toolkit_paths;     // where CUDA toolkits are looked for
+
+  std::string file;                             // the file read, empty when none
+  std::map<std::string, std::string> origin;    // "store.path" -> "/etc/triage/config.toml" ...
+};
+
+// Loads the configuration: `explicit_path` (from --config) when given (missing: NotFound),
+// else the first of the default places that exists. A malformed file is InvalidInput with the
+// file and line.
+Result<Config> LoadConfig(const std::optional<std::string>& explicit_path);
+
+// The settings in force, one "key = value  # origin" line each (for `triage config`).
+std::string DescribeConfig(const Config& config);
+
+// The database path: --db, then TRIAGE_DB, then [store] path, then
+// $XDG_STATE_HOME/triage/triage.db (default ~/.local/state/triage/triage.db).
+std::string ResolveDbPath(const std::optional<std::string>& flag, const Config& config);
+
+}  // namespace triage::core
