@@ -1,0 +1,202 @@
+#include "triage/core/config.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace triage::core {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? std::string(v) : fallback;
+}
+
+std::string Home() { return EnvOr("HOME", "/"); }
+
+std::string DefaultConfigPath() {
+  return EnvOr("XDG_CONFIG_HOME", Home() + "/.config") + "/triage/config.toml";
+}
+
+// Reads an array of strings or a single string; a wrong type is an error naming the key.
+Status ReadStrings(const toml::table& t, const char* section, const char* key,
+                   std::vector<std::string>& out, Config& cfg, const std::string& file) {
+  const toml::node* n = t[section][key].node();
+  if (!n) return Status::Ok();
+  std::string name = std::string(section) + "." + key;
+  auto where = [&](const toml::node& node) {
+    return file + ":" + std::to_string(node.source().begin.line);
+  };
+  out.clear();
+  if (auto s = n->value<std::string>()) {
+    out.push_back(*s);
+  } else if (const toml::array* a = n->as_array()) {
+    for (const auto& el : *a) {
+      auto s2 = el.value<std::string>();
+      if (!s2) return Status::InvalidInput(where(el) + ": " + name + ": expected strings");
+      out.push_back(*s2);
+    }
+  } else {
+    return Status::InvalidInput(where(*n) + ": " + name + ": expected a string or an array");
+  }
+  cfg.origin[name] = file;
+  return Status::Ok();
+}
+
+Status ReadNumber(const toml::table& t, const char* section, const char* key, double& out,
+                  Config& cfg, const std::string& file) {
+  const toml::node* n = t[section][key].node();
+  if (!n) return Status::Ok();
+  auto v = n->value<double>();
+  if (!v || *v < 0) {
+    return Status::InvalidInput(file + ":" + std::to_string(n->source().begin.line) + ": " +
+                                section + "." + key + ": expected a non-negative number");
+  }
+  out = *v;
+  cfg.origin[std::string(section) + "." + key] = file;
+  return Status::Ok();
+}
+
+Status ReadBool(const toml::table& t, const char* section, const char* key, bool& out,
+                Config& cfg, const std::string& file) {
+  const toml::node* n = t[section][key].node();
+  if (!n) return Status::Ok();
+  auto v = n->value<bool>();
+  if (!v) {
+    return Status::InvalidInput(file + ":" + std::to_string(n->source().begin.line) + ": " +
+                                section + "." + key + ": expected true or false");
+  }
+  out = *v;
+  cfg.origin[std::string(section) + "." + key] = file;
+  return Status::Ok();
+}
+
+Status Parse(const std::string& file, Config& cfg) {
+  toml::parse_result parsed = toml::parse_file(file);
+  if (!parsed) {
+    const auto& err = parsed.error();
+    return Status::InvalidInput(file + ":" + std::to_string(err.source().begin.line) + ": " +
+                                std::string(err.description()));
+  }
+  const toml::table& t = parsed.table();
+  static const char* kSections[] = {"rules", "store", "watch", "verify"};
+  for (const auto& [k, v] : t) {
+    bool known = false;
+    for (const char* s : kSections) known |= k.str() == s;
+    if (!known) {
+      return Status::InvalidInput(file + ":" + std::to_string(v.source().begin.line) +
+                                  ": unknown section [" + std::string(k.str()) + "]");
+    }
+  }
+  cfg.file = file;
+  Status s;
+  if (!(s = ReadStrings(t, "rules", "folders", cfg.rule_folders, cfg, file)).ok()) return s;
+  if (const toml::node* n = t["store"]["path"].node()) {
+    auto v = n->value<std::string>();
+    if (!v) return Status::InvalidInput(file + ":" + std::to_string(n->source().begin.line) +
+                                        ": store.path: expected a string");
+    cfg.store_path = *v;
+    cfg.origin["store.path"] = file;
+  }
+  if (!(s = ReadStrings(t, "watch", "folders", cfg.watch_folders, cfg, file)).ok()) return s;
+  if (!(s = ReadStrings(t, "watch", "include", cfg.watch_include, cfg, file)).ok()) return s;
+  if (!(s = ReadStrings(t, "watch", "exclude", cfg.watch_exclude, cfg, file)).ok()) return s;
+  if (!(s = ReadNumber(t, "watch", "quiet_gap", cfg.quiet_gap_seconds, cfg, file)).ok()) return s;
+  if (!(s = ReadBool(t, "verify", "enabled", cfg.verify_enabled, cfg, file)).ok()) return s;
+  if (!(s = ReadNumber(t, "verify", "deadline", cfg.verify_deadline_seconds, cfg, file)).ok())
+    return s;
+  if (!(s = ReadStrings(t, "verify", "allowed_prefixes", cfg.verify_allowed_prefixes, cfg, file))
+           .ok())
+    return s;
+  if (!(s = ReadStrings(t, "verify", "driver_paths", cfg.verify_driver_paths, cfg, file)).ok())
+    return s;
+  if (!(s = ReadStrings(t, "verify", "toolkit_paths", cfg.verify_toolkit_paths, cfg, file)).ok())
+    return s;
+  return Status::Ok();
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+std::string List(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + Quote(v[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+Result<Config> LoadConfig(const std::optional<std::string>& explicit_path) {
+  Config cfg;
+  std::string file;
+  if (explicit_path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(*explicit_path, ec))
+      return Status::NotFound(*explicit_path + ": no such configuration file");
+    file = *explicit_path;
+  } else {
+    for (const std::string& candidate : {DefaultConfigPath(), std::string("/etc/triage/config.toml")}) {
+      std::error_code ec;
+      if (fs::is_regular_file(candidate, ec)) {
+        file = candidate;
+        break;
+      }
+    }
+  }
+  if (file.empty()) return cfg;
+  Status s = Parse(file, cfg);
+  if (!s.ok()) return s;
+  return cfg;
+}
+
+std::string ResolveDbPath(const std::optional<std::string>& flag, const Config& config) {
+  if (flag && !flag->empty()) return *flag;
+  if (const char* env = std::getenv("TRIAGE_DB"); env && *env) return env;
+  if (config.store_path && !config.store_path->empty()) return *config.store_path;
+  return EnvOr("XDG_STATE_HOME", Home() + "/.local/state") + "/triage/triage.db";
+}
+
+std::string DescribeConfig(const Config& c) {
+  std::ostringstream out;
+  auto origin = [&](const std::string& key) {
+    auto it = c.origin.find(key);
+    return it == c.origin.end() ? std::string("default") : it->second;
+  };
+  auto line = [&](const std::string& key, const std::string& value) {
+    out << key << " = " << value << "  # " << origin(key) << "\n";
+  };
+  out << "# configuration file: " << (c.file.empty() ? "none (defaults)" : c.file) << "\n";
+  line("rules.folders", List(c.rule_folders));
+  std::string db = ResolveDbPath(std::nullopt, c);
+  const char* env = std::getenv("TRIAGE_DB");
+  out << "store.path = " << Quote(db) << "  # "
+      << (env && *env ? "TRIAGE_DB" : (c.store_path ? origin("store.path") : "default")) << "\n";
+  line("watch.folders", List(c.watch_folders));
+  line("watch.include", List(c.watch_include));
+  line("watch.exclude", List(c.watch_exclude));
+  line("watch.quiet_gap", Number(c.quiet_gap_seconds));
+  line("verify.enabled", c.verify_enabled ? "true" : "false");
+  line("verify.deadline", Number(c.verify_deadline_seconds));
+  line("verify.allowed_prefixes", List(c.verify_allowed_prefixes));
+  line("verify.driver_paths", List(c.verify_driver_paths));
+  line("verify.toolkit_paths", List(c.verify_toolkit_paths));
+  return out.str();
+}
+
+}  // namespace triage::core

@@ -1,0 +1,96 @@
+#include "triage/core/config.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace triage::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("triage-config-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    ::setenv("XDG_CONFIG_HOME", (dir_ / "config").c_str(), 1);
+    ::setenv("XDG_STATE_HOME", (dir_ / "state").c_str(), 1);
+    ::unsetenv("TRIAGE_DB");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(ConfigTest, NoFileGivesDefaults) {
+  auto cfg = LoadConfig(std::nullopt);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_TRUE(cfg->file.empty());
+  EXPECT_EQ(cfg->quiet_gap_seconds, 300);
+  EXPECT_FALSE(cfg->verify_enabled);
+  EXPECT_EQ(ResolveDbPath(std::nullopt, *cfg), (dir_ / "state/triage/triage.db").string());
+}
+
+TEST_F(ConfigTest, XdgConfigFileIsReadWithOrigins) {
+  std::string file = Write("config/triage/config.toml",
+                           "[store]\npath = \"/srv/triage.db\"\n[verify]\nenabled = true\n"
+                           "allowed_prefixes = [\"/opt/venvs\"]\n[watch]\nquiet_gap = 60\n");
+  auto cfg = LoadConfig(std::nullopt);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->file, file);
+  EXPECT_EQ(cfg->store_path.value_or(""), "/srv/triage.db");
+  EXPECT_TRUE(cfg->verify_enabled);
+  EXPECT_EQ(cfg->verify_allowed_prefixes, std::vector<std::string>{"/opt/venvs"});
+  EXPECT_EQ(cfg->quiet_gap_seconds, 60);
+  EXPECT_EQ(cfg->origin.at("store.path"), file);
+  std::string described = DescribeConfig(*cfg);
+  EXPECT_NE(described.find("store.path = \"/srv/triage.db\"  # " + file), std::string::npos);
+  EXPECT_NE(described.find("rules.folders = []  # default"), std::string::npos);
+}
+
+TEST_F(ConfigTest, DbPathPrecedenceFlagThenEnvThenFile) {
+  Config cfg;
+  cfg.store_path = "/from/file.db";
+  EXPECT_EQ(ResolveDbPath(std::nullopt, cfg), "/from/file.db");
+  ::setenv("TRIAGE_DB", "/from/env.db", 1);
+  EXPECT_EQ(ResolveDbPath(std::nullopt, cfg), "/from/env.db");
+  EXPECT_EQ(ResolveDbPath(std::string("/from/flag.db"), cfg), "/from/flag.db");
+  ::unsetenv("TRIAGE_DB");
+}
+
+TEST_F(ConfigTest, MalformedFileNamesFileAndLine) {
+  std::string file = Write("bad.toml", "[store]\npath = \"unterminated\n");
+  auto cfg = LoadConfig(file);
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().kind(), Status::Kind::kInvalidInput);
+  EXPECT_NE(cfg.status().message().find(file + ":2"), std::string::npos) << cfg.status().message();
+}
+
+TEST_F(ConfigTest, WrongTypeAndUnknownSectionAreErrors) {
+  std::string file = Write("types.toml", "[verify]\nenabled = \"yes\"\n");
+  auto cfg = LoadConfig(file);
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_NE(cfg.status().message().find("verify.enabled"), std::string::npos);
+  std::string file2 = Write("sections.toml", "[stroe]\npath = \"x\"\n");
+  auto cfg2 = LoadConfig(file2);
+  ASSERT_FALSE(cfg2.ok());
+  EXPECT_NE(cfg2.status().message().find("unknown section [stroe]"), std::string::npos);
+}
+
+TEST_F(ConfigTest, ExplicitMissingFileIsNotFound) {
+  auto cfg = LoadConfig((dir_ / "absent.toml").string());
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().kind(), Status::Kind::kNotFound);
+}
+
+}  // namespace
+}  // namespace triage::core
