@@ -1,0 +1,210 @@
+// The incident store: one SQLite database that the daemon and `triage analyze` write and that
+// people query while they run (docs/schema.md is the contract for the file itself).
+//
+// What it does
+//   - Record() files incidents by fingerprint: the same root causes with the same defining
+//     captures on the same service are one incident whose occurrence count and last-seen time
+//     grow; a resolved incident that recurs reopens. Evidence kept per incident is bounded: the
+//     first occurrence's and the latest occurrence's only, so a crash loop cannot fill the disk.
+//   - Every write is one transaction (a batch of incidents and the source checkpoints that
+//     produced them commit together or not at all). Readers never block the writer (WAL).
+//   - Queries: History, GetIncident (the complete incident, same shape as `analyze`'s), Search
+//     (full text over evidence; any user text is accepted and taken literally), Stats, Resolve,
+//     Export (JSON lines), verifications, source checkpoints, the daemon's heartbeat.
+//
+// Ownership and threads
+//   A Store owns one SQLite connection. It is movable, not copyable, and not thread-safe: use
+//   one Store per thread (several Stores, in one process or many, may share a file).
+//
+// Errors
+//   Every call returns a Status or a Result: Busy when another process held the database longer
+//   than the busy timeout, Io for the file system ("disk full", "file too large", permissions),
+//   Corrupt when the file is not a triage database or is damaged, NotFound for an unknown
+//   incident id, InvalidInput for an argument that cannot be stored. Nothing is printed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "triage/core/incident.h"
+#include "triage/status.h"
+
+namespace triage::store {
+
+// The schema version this build writes (PRAGMA user_version). Older files are migrated on open.
+inline constexpr int kSchemaVersion = 2;
+
+// Where a tailed source had been read up to (for the daemon's resume after restart).
+struct SourceCheckpoint {
+  std::string path;
+  uint64_t inode = 0;
+  uint64_t offset = 0;
+  std::string updated_at;  // set by the store when written (UTC, ISO 8601)
+};
+
+// The daemon's liveness record: one per database.
+struct Heartbeat {
+  int64_t pid = 0;
+  std::string started_at;  // ISO 8601 UTC
+  std::string updated_at;  // set by the store when written
+  std::map<std::string, int64_t> counters;  // "lines", "events", "incidents", ...
+  std::string last_error;                   // empty when none
+};
+
+// One row of `triage history`.
+struct IncidentSummary {
+  int64_t id = 0;
+  std::string fingerprint;
+  std::string service;
+  std::string host;
+  std::string top_cause;  // the rank-1 root cause of the latest occurrence
+  std::string title;      // its title
+  int64_t occurrences = 0;
+  std::string first_seen;  // ISO 8601: the log's own time when it had one, else time of reading
+  std::string last_seen;
+  std::string status;  // "open", "resolved", "reopened"
+  std::string note;    // the note given when last resolved, empty when none
+};
+
+// An incident as stored: the analyze-shaped incident plus its history.
+struct StoredIncident {
+  IncidentSummary summary;
+  // Complete: every root cause with its evidence (the first occurrence's, then the latest
+  // occurrence's), symptoms and verifications. `incident.id` is set.
+  core::Incident incident;
+};
+
+struct HistoryFilter {
+  std::optional<std::string> since;    // ISO 8601; incidents last seen at or after it
+  std::optional<std::string> service;  // exact service name
+  std::optional<std::string> cause;    // a root cause id, or a prefix of ids ("cuda" -> cuda.*)
+  int64_t limit = 50;                  // <= 0: no limit
+};
+
+// One evidence line matching a search, newest first.
+struct SearchHit {
+  int64_t incident_id = 0;
+  std::string service;
+  std::string cause;  // the root cause the line is evidence for
+  std::string status;
+  std::string last_seen;
+  std::string source;
+  uint64_t line = 0;
+  std::string excerpt;
+};
+
+struct StatsRow {
+  std::string key;          // a cause id, a service name or a day (YYYY-MM-DD)
+  int64_t incidents = 0;    // distinct incidents
+  int64_t occurrences = 0;  // their occurrences
+};
+
+struct Stats {
+  int64_t incidents = 0;
+  int64_t occurrences = 0;
+  int64_t open = 0;  // open or reopened
+  std::vector<StatsRow> by_cause;    // root causes (an incident counts under each of its causes)
+  std::vector<StatsRow> by_service;
+  std::vector<StatsRow> by_day;      // the day an occurrence was seen
+};
+
+struct StoreOptions {
+  // How long a call waits for a lock held by another connection before it answers Busy.
+  int busy_timeout_ms = 5000;
+  // Create the file (and its parent folders, user-only) when it does not exist.
+  bool create = true;
+};
+
+// What one Record() did, for the caller's counters.
+struct RecordOutcome {
+  int64_t new_incidents = 0;
+  int64_t recurrences = 0;  // incidents that matched a stored fingerprint
+  int64_t reopened = 0;     // of those, ones that were resolved
+  int64_t evidence_rows = 0;
+};
+
+class Store {
+ public:
+  // Opens (creating when allowed) the database at `path`: parent folders 0700, file 0600, WAL,
+  // busy timeout, foreign keys; migrates an older schema to kSchemaVersion. A file written by a
+  // newer triage is refused (Corrupt, "schema version N is newer than this triage").
+  static Result<Store> Open(const std::string& path, const StoreOptions& options = {});
+
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  ~Store();
+
+  const std::string& path() const;
+
+  // Files `incidents` in one transaction, with `checkpoints` (when given) written in the same
+  // transaction. Sets each incident's `id` (and its `fingerprint` when it was empty). An
+  // incident without root causes is InvalidInput and nothing is written. On error nothing of the
+  // batch is kept and the ids are left unset.
+  Result<RecordOutcome> Record(std::vector<core::Incident>& incidents,
+                               const std::vector<SourceCheckpoint>* checkpoints = nullptr);
+
+  // Newest first (by last seen).
+  Result<std::vector<IncidentSummary>> History(const HistoryFilter& filter);
+  // The whole incident, read in one snapshot. NotFound for an unknown id.
+  Result<StoredIncident> GetIncident(int64_t id);
+  // Full-text search over evidence. `text` is taken literally: each word is quoted, so FTS5
+  // operators, quotes and brackets are searched for, not obeyed; all words must occur.
+  Result<std::vector<SearchHit>> Search(std::string_view text, int64_t limit = 50);
+  Result<Stats> GetStats();
+  // Marks an incident resolved (with an optional note); it reopens when it recurs.
+  Status Resolve(int64_t id, const std::string& note);
+  // Streams incidents last seen at or after `since` (all when empty), oldest first, one JSON
+  // object per call of `line` (StoredIncidentJson). Stops at the first non-ok Status `line`
+  // returns and returns it. Read in one snapshot.
+  Status Export(const std::optional<std::string>& since,
+                const std::function<Status(std::string_view line)>& line);
+
+  // Adds verdicts for `cause` (a root cause id) of incident `id`. The latest verdict per
+  // (cause, verifier, host) is kept. NotFound when the incident or cause is unknown.
+  Status AddVerifications(int64_t id, const std::string& cause,
+                          const std::vector<core::Verification>& verifications);
+
+  Result<std::optional<SourceCheckpoint>> GetCheckpoint(const std::string& path);
+  Result<std::vector<SourceCheckpoint>> ListCheckpoints();
+  Status PutCheckpoints(const std::vector<SourceCheckpoint>& checkpoints);
+
+  Status PutHeartbeat(const Heartbeat& heartbeat);
+  Result<std::optional<Heartbeat>> GetHeartbeat();
+
+  // PRAGMA integrity_check: ok, or Corrupt with what SQLite found.
+  Status CheckIntegrity();
+  // The file's schema version (PRAGMA user_version).
+  Result<int> SchemaVersion();
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A stored incident as one JSON object: the object of `analyze --json` (core::WriteIncidentJson)
+// followed by "fingerprint", "occurrences", "first_seen", "last_seen", "status" and "note".
+std::string StoredIncidentJson(const StoredIncident& stored);
+
+// "2d", "12h", "30m", "45s" before `now` (UTC, seconds since the epoch), or an ISO 8601 date or
+// time ("2026-11-02", "2026-11-02T09:00:00", a space for the T, seconds optional), as the
+// normalized "YYYY-MM-DDTHH:MM:SS" that stored times are compared with. Anything else is
+// InvalidInput.
+Result<std::string> ParseSince(std::string_view text, int64_t now);
+
+// `time` normalized to "YYYY-MM-DDTHH:MM:SS" when it starts with an ISO 8601 date and time
+// (fractions and zones dropped), else nullopt.
+std::optional<std::string> NormalizeTime(std::string_view time);
+
+// Current UTC time as "YYYY-MM-DDTHH:MM:SS".
+std::string NowUtc();
+
+}  // namespace triage::store

@@ -1,0 +1,66 @@
+// Stored incidents as JSON: the `analyze --json` incident object, then the store's history of it.
+#include "sqlite.h"
+#include "store_impl.h"
+#include "triage/core/report.h"
+#include "triage/json.h"
+#include "triage/store/store.h"
+
+namespace triage::store {
+
+std::string StoredIncidentJson(const StoredIncident& stored) {
+  JsonWriter w;
+  core::WriteIncidentJson(w, stored.incident);
+  const std::string& report = w.str();
+  // The report writer closes the object; the history keys go in before that brace, so the
+  // object stays exactly `analyze`'s shape with more keys, never a different one.
+  const size_t close = report.rfind('}');
+  std::string json;
+  if (close == std::string::npos || close == 0) {
+    json.push_back('{');  // a writer that produced nothing: still a valid object
+  } else {
+    json.append(report, 0, close);
+  }
+  JsonWriter extra;
+  extra.BeginObject();
+  extra.Key("fingerprint").String(stored.summary.fingerprint);
+  extra.Key("occurrences").Int(stored.summary.occurrences);
+  extra.Key("first_seen").String(stored.summary.first_seen);
+  extra.Key("last_seen").String(stored.summary.last_seen);
+  extra.Key("status").String(stored.summary.status);
+  extra.Key("note").String(stored.summary.note);
+  extra.EndObject();
+  const std::string& tail = extra.str();  // {"fingerprint":...}
+  if (json.size() > 1) json.push_back(',');
+  json.append(tail, 1, std::string::npos);
+  return json;
+}
+
+Status Store::Export(const std::optional<std::string>& since,
+                     const std::function<Status(std::string_view line)>& line) {
+  detail::Db& db = impl_->db;
+  auto txn = detail::Transaction::Begin(db, detail::Transaction::Mode::kRead);
+  if (!txn.ok()) return txn.status().Annotate("export");
+  std::optional<std::string> from;
+  if (since) {
+    from = NormalizeTime(*since);
+    if (!from) from = since;
+  }
+  auto st = db.Prepare(from ? "SELECT id FROM incidents WHERE last_seen >= ?1 "
+                              "ORDER BY last_seen, id"
+                            : "SELECT id FROM incidents ORDER BY last_seen, id");
+  if (!st.ok()) return st.status().Annotate("export");
+  detail::StmtUse ids(**st);
+  if (from) ids->Bind(1, *from);
+  for (;;) {
+    auto row = ids->Step();
+    if (!row.ok()) return row.status().Annotate("export");
+    if (!*row) break;
+    auto incident = detail::ReadIncident(db, ids->Int(0));
+    if (!incident.ok()) return incident.status().Annotate("export");
+    Status s = line(StoredIncidentJson(*incident));
+    if (!s.ok()) return s;
+  }
+  return (*txn)->Commit();
+}
+
+}  // namespace triage::store

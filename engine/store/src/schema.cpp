@@ -1,0 +1,158 @@
+// The schema, as the list of migrations that build it: step N takes a database from version
+// N-1 to N. docs/schema.md describes every table and column; a change to the schema is a new
+// step here (never an edit of an old one), a new kSchemaVersion and a new section there.
+#include "schema.h"
+
+#include <string>
+
+namespace triage::store::detail {
+
+namespace {
+
+// Version 1: incidents, hypotheses, evidence, source checkpoints, heartbeat.
+constexpr const char* kToVersion1 = R"sql(
+CREATE TABLE incidents (
+  id          INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL UNIQUE,
+  service     TEXT NOT NULL,
+  host        TEXT NOT NULL,
+  source      TEXT NOT NULL,
+  first_line  INTEGER NOT NULL,
+  last_line   INTEGER NOT NULL,
+  started     TEXT,
+  ended       TEXT,
+  top_cause   TEXT NOT NULL,
+  title       TEXT NOT NULL,
+  first_seen  TEXT NOT NULL,
+  last_seen   TEXT NOT NULL,
+  occurrences INTEGER NOT NULL DEFAULT 1,
+  status      TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved', 'reopened'))
+);
+CREATE INDEX incidents_by_last_seen ON incidents(last_seen);
+CREATE INDEX incidents_by_service ON incidents(service, last_seen);
+CREATE TABLE hypotheses (
+  id               INTEGER PRIMARY KEY,
+  incident_id      INTEGER NOT NULL REFERENCES incidents(id) ON DELETE CASCADE,
+  cause            TEXT NOT NULL,
+  rank             INTEGER,
+  score            REAL NOT NULL,
+  band             TEXT NOT NULL,
+  title            TEXT NOT NULL,
+  remedy           TEXT NOT NULL,
+  captures         TEXT NOT NULL,
+  fingerprint_keys TEXT NOT NULL,
+  independent      INTEGER NOT NULL,
+  explained_by     INTEGER REFERENCES hypotheses(id) ON DELETE CASCADE
+);
+CREATE INDEX hypotheses_by_incident ON hypotheses(incident_id);
+CREATE INDEX hypotheses_by_cause ON hypotheses(cause, incident_id);
+CREATE INDEX hypotheses_by_parent ON hypotheses(explained_by);
+CREATE TABLE evidence (
+  id          INTEGER PRIMARY KEY,
+  incident_id INTEGER NOT NULL REFERENCES incidents(id) ON DELETE CASCADE,
+  occurrence  TEXT NOT NULL CHECK (occurrence IN ('first', 'latest')),
+  cause       TEXT NOT NULL,
+  symptom     TEXT,
+  seq         INTEGER NOT NULL,
+  source      TEXT NOT NULL,
+  line        INTEGER NOT NULL,
+  excerpt     TEXT NOT NULL
+);
+CREATE INDEX evidence_by_incident ON evidence(incident_id, occurrence);
+CREATE TABLE source_checkpoints (
+  path       TEXT PRIMARY KEY,
+  inode      INTEGER NOT NULL,
+  offset     INTEGER NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE heartbeat (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  pid        INTEGER NOT NULL,
+  started_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  counters   TEXT NOT NULL,
+  last_error TEXT NOT NULL
+);)sql";
+
+// Version 2: full-text search over evidence (FTS5, external content, kept by triggers), the
+// verifications table, occurrences counted per day, the resolve note, and the verify requests
+// of each hypothesis (for `triage verify ID`).
+constexpr const char* kToVersion2 = R"sql(
+ALTER TABLE incidents ADD COLUMN note TEXT NOT NULL DEFAULT '';
+ALTER TABLE incidents ADD COLUMN resolved_at TEXT;
+ALTER TABLE hypotheses ADD COLUMN verify TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE occurrences (
+  incident_id INTEGER NOT NULL REFERENCES incidents(id) ON DELETE CASCADE,
+  day         TEXT NOT NULL,
+  count       INTEGER NOT NULL,
+  PRIMARY KEY (incident_id, day)
+) WITHOUT ROWID;
+CREATE INDEX occurrences_by_day ON occurrences(day);
+INSERT INTO occurrences (incident_id, day, count)
+  SELECT id, substr(last_seen, 1, 10), occurrences FROM incidents;
+CREATE TABLE verifications (
+  id          INTEGER PRIMARY KEY,
+  incident_id INTEGER NOT NULL REFERENCES incidents(id) ON DELETE CASCADE,
+  cause       TEXT NOT NULL,
+  verifier    TEXT NOT NULL,
+  verdict     TEXT NOT NULL CHECK (verdict IN ('confirmed', 'refuted', 'inconclusive', 'skipped')),
+  reason      TEXT NOT NULL,
+  facts       TEXT NOT NULL,
+  host        TEXT NOT NULL,
+  time        TEXT NOT NULL,
+  ms          INTEGER NOT NULL,
+  UNIQUE (incident_id, cause, verifier, host)
+);
+CREATE VIRTUAL TABLE evidence_fts USING fts5(excerpt, content='evidence', content_rowid='id');
+CREATE TRIGGER evidence_fts_insert AFTER INSERT ON evidence BEGIN
+  INSERT INTO evidence_fts (rowid, excerpt) VALUES (new.id, new.excerpt);
+END;
+CREATE TRIGGER evidence_fts_delete AFTER DELETE ON evidence BEGIN
+  INSERT INTO evidence_fts (evidence_fts, rowid, excerpt) VALUES ('delete', old.id, old.excerpt);
+END;
+CREATE TRIGGER evidence_fts_update AFTER UPDATE OF excerpt ON evidence BEGIN
+  INSERT INTO evidence_fts (evidence_fts, rowid, excerpt) VALUES ('delete', old.id, old.excerpt);
+  INSERT INTO evidence_fts (rowid, excerpt) VALUES (new.id, new.excerpt);
+END;
+INSERT INTO evidence_fts (evidence_fts) VALUES ('rebuild');
+)sql";
+
+constexpr const char* kSteps[] = {kToVersion1, kToVersion2};
+static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion);
+
+}  // namespace
+
+Status Migrate(Db& db) {
+  auto version = db.QueryInt("PRAGMA user_version");
+  if (!version.ok()) return version.status();
+  if (*version == kSchemaVersion) return Status::Ok();
+  if (*version > kSchemaVersion) {
+    return Status::Corrupt("schema version " + std::to_string(*version) +
+                           " is newer than this triage (" + std::to_string(kSchemaVersion) +
+                           "); upgrade triage");
+  }
+  auto txn = Transaction::Begin(db, Transaction::Mode::kWrite);
+  if (!txn.ok()) return txn.status().Annotate("migrating the schema");
+  // Another process may have migrated while this one waited for the lock.
+  version = db.QueryInt("PRAGMA user_version");
+  if (!version.ok()) return version.status();
+  if (*version == kSchemaVersion) return (*txn)->Commit();
+  if (*version == 0) {
+    auto tables = db.QueryInt("SELECT count(*) FROM sqlite_schema");
+    if (!tables.ok()) return tables.status();
+    if (*tables != 0) {
+      return Status::Corrupt("not a triage database (it has tables but no triage schema version)");
+    }
+  }
+  for (int64_t v = *version; v < kSchemaVersion; ++v) {
+    Status s = db.Exec(kSteps[v], "migrating the schema to version " + std::to_string(v + 1));
+    if (!s.ok()) return s;
+  }
+  // PRAGMA takes no parameters; the value is a compile-time constant, not input.
+  Status s = db.Exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str(),
+                     "migrating the schema");
+  if (!s.ok()) return s;
+  return (*txn)->Commit();
+}
+
+}  // namespace triage::store::detail

@@ -1,0 +1,131 @@
+#include "sqlite.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace triage::store::detail {
+
+Status SqliteStatus(sqlite3* db, int rc, std::string_view what) {
+  const int primary = rc & 0xff;
+  const int sys_errno = db ? sqlite3_system_errno(db) : 0;
+  std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string prefix(what);
+  switch (primary) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Busy(prefix + ": the database is locked by another process (gave up after "
+                                   "the busy timeout)");
+    case SQLITE_FULL:
+      return Status::Io(prefix + ": disk full");
+    case SQLITE_IOERR:
+      // SQLite says "disk I/O error" for every failed write; the errno says which one.
+      if (sys_errno == ENOSPC) return Status::Io(prefix + ": disk full");
+      if (sys_errno == EFBIG) return Status::Io(prefix + ": file too large (size limit reached)");
+      if (sys_errno == EDQUOT) return Status::Io(prefix + ": disk quota exceeded");
+      if (sys_errno != 0) return Status::Io(prefix + ": " + why + ": " + std::strerror(sys_errno));
+      return Status::Io(prefix + ": " + why);
+    case SQLITE_CORRUPT:
+      return Status::Corrupt(prefix + ": the database is damaged: " + why);
+    case SQLITE_NOTADB:
+      return Status::Corrupt(prefix + ": not a triage database: " + why);
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+    case SQLITE_AUTH:
+      if (sys_errno != 0) return Status::Io(prefix + ": " + why + ": " + std::strerror(sys_errno));
+      return Status::Io(prefix + ": " + why);
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_TOOBIG:
+    case SQLITE_RANGE:
+      return Status::InvalidInput(prefix + ": " + why);
+    default:
+      return Status::Io(prefix + ": " + why);
+  }
+}
+
+Result<bool> Stmt::Step() {
+  int rc = sqlite3_step(stmt_.get());
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  Status s = SqliteStatus(db_, rc, "database");
+  sqlite3_reset(stmt_.get());
+  return s;
+}
+
+Status Stmt::Run() {
+  for (;;) {
+    auto r = Step();
+    if (!r.ok()) return r.status();
+    if (!*r) return Status::Ok();
+  }
+}
+
+std::string Stmt::Text(int col) const {
+  const unsigned char* p = sqlite3_column_text(stmt_.get(), col);
+  int n = sqlite3_column_bytes(stmt_.get(), col);
+  if (!p) return {};
+  return std::string(reinterpret_cast<const char*>(p), size_t(n));
+}
+
+Result<Db> Db::Open(const std::string& path, int flags) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  Db db;
+  db.db_.reset(raw);  // closed on every path, including a failed open
+  if (rc != SQLITE_OK) return SqliteStatus(raw, rc, path);
+  sqlite3_extended_result_codes(raw, 1);
+  return db;
+}
+
+Status Db::Exec(const char* sql, std::string_view what) {
+  int rc = sqlite3_exec(db_.get(), sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(db_.get(), rc, what);
+  return Status::Ok();
+}
+
+Result<Stmt*> Db::Prepare(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return it->second.get();
+  sqlite3_stmt* raw = nullptr;
+  int rc = sqlite3_prepare_v3(db_.get(), sql.c_str(), int(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                              &raw, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(raw);
+    return SqliteStatus(db_.get(), rc, "database");
+  }
+  auto stmt = std::make_unique<Stmt>(db_.get(), raw);
+  Stmt* p = stmt.get();
+  cache_.emplace(sql, std::move(stmt));
+  return p;
+}
+
+Result<int64_t> Db::QueryInt(const std::string& sql) {
+  auto st = Prepare(sql);
+  if (!st.ok()) return st.status();
+  StmtUse use(**st);
+  auto row = use->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return int64_t{0};
+  return use->Int(0);
+}
+
+Result<std::unique_ptr<Transaction>> Transaction::Begin(Db& db, Mode mode) {
+  Status s = db.Exec(mode == Mode::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "database");
+  if (!s.ok()) return s;
+  return std::unique_ptr<Transaction>(new Transaction(db));
+}
+
+Transaction::~Transaction() {
+  if (open_) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+Status Transaction::Commit() {
+  Status s = db_.Exec("COMMIT", "database");
+  // A failed COMMIT (SQLITE_BUSY aside, which cannot happen under BEGIN IMMEDIATE) has already
+  // rolled back or leaves the transaction open; the destructor's ROLLBACK covers both.
+  if (s.ok()) open_ = false;
+  return s;
+}
+
+}  // namespace triage::store::detail
