@@ -1,0 +1,576 @@
+#include "assembler.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace triage::ingest::detail {
+
+namespace {
+
+constexpr std::string_view kTracebackHead = "Traceback (most recent call last):";
+constexpr std::string_view kDuringHandling = "During handling of the above exception, another exception occurred:";
+constexpr std::string_view kDirectCause = "The above exception was the direct cause of the following exception:";
+
+inline bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsIdent(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '_';
+}
+
+std::string_view TrimLeft(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  return s.substr(i);
+}
+std::string_view TrimRight(std::string_view s) {
+  while (!s.empty() && (IsSpace(s.back()) || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+bool EndsWith(std::string_view s, std::string_view t) {
+  return s.size() >= t.size() && s.substr(s.size() - t.size()) == t;
+}
+bool Contains(std::string_view s, std::string_view t) {
+  if (t.size() > s.size()) return false;
+  return memmem(s.data(), s.size(), t.data(), t.size()) != nullptr;
+}
+
+// "Traceback (most recent call last):" at the end of the message (logger-led and mid-line heads
+// included).
+bool IsTracebackHead(std::string_view m) {
+  m = TrimRight(m);
+  return !m.empty() && m.back() == ':' && EndsWith(m, kTracebackHead);
+}
+
+// IPython: "ValueError                                Traceback (most recent call last)"
+bool IsIPythonHead(std::string_view m, std::string_view& type) {
+  m = TrimRight(m);
+  constexpr std::string_view kTail = "Traceback (most recent call last)";
+  if (m.empty() || m.back() != ')' || !EndsWith(m, kTail)) return false;
+  std::string_view head = m.substr(0, m.size() - kTail.size());
+  size_t i = 0;
+  while (i < head.size() && (IsIdent(head[i]) || head[i] == '.')) ++i;
+  if (i == 0 || head.size() - i < 2) return false;
+  for (size_t k = i; k < head.size(); ++k)
+    if (!IsSpace(head[k])) return false;
+  type = head.substr(0, i);
+  return true;
+}
+
+bool IsChainPhrase(std::string_view tm) {
+  tm = TrimRight(tm);
+  return tm == kDuringHandling || tm == kDirectCause;
+}
+
+bool IsBlockStart(std::string_view m) {
+  return Contains(m, "CUDA error: ") || Contains(m, "Fatal Python error: ") || Contains(m, "terminate called after throwing") ||
+         Contains(m, "Watchdog caught collective operation timeout") ||
+         Contains(m, "watchdog thread terminated with exception");
+}
+
+// Lines that belong to a C++/CUDA/NCCL error block once one is open.
+bool IsBlockMember(std::string_view m) {
+  std::string_view tm = TrimLeft(m);
+  if (tm.empty()) return false;
+  if (tm.substr(0, 6) == "what()" || tm.substr(0, 7) == "frame #" || tm.substr(0, 21) == "Exception raised from")
+    return true;
+  // faulthandler's thread dumps after "Fatal Python error:"
+  if (tm.substr(0, 9) == "Thread 0x" || tm.substr(0, 17) == "Current thread 0x" || tm.substr(0, 6) == "File \"" ||
+      tm.substr(0, 18) == "Extension modules:" || tm.substr(0, 17) == "<no Python frame>")
+    return true;
+  return Contains(tm, "CUDA kernel errors might be asynchronously reported") ||
+         Contains(tm, "CUDA_LAUNCH_BLOCKING") || Contains(tm, "TORCH_USE_CUDA_DSA") ||
+         Contains(tm, "device-side assertions") || Contains(tm, "terminate called after throwing") ||
+         Contains(tm, "Search for `cuda") || Contains(tm, "CUDA error: ") ||
+         Contains(tm, "watchdog thread terminated with exception") || tm == "Aborted (core dumped)";
+}
+
+}  // namespace
+
+bool ParseExceptionLine(std::string_view m, std::string_view& type, std::string_view& text) {
+  if (m.empty()) return false;
+  char c0 = m[0];
+  if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_')) return false;
+  size_t i = 0;
+  size_t last = 0;  // start of the last dotted component
+  while (i < m.size() && (IsIdent(m[i]) || m[i] == '.')) {
+    if (m[i] == '.') last = i + 1;
+    ++i;
+  }
+  if (i < m.size() && m[i] != ':') return false;
+  if (i < m.size() && i + 1 < m.size() && m[i + 1] != ' ') return false;
+  std::string_view t = m.substr(0, i);
+  if (t.empty() || t.back() == '.') return false;
+  std::string_view name = t.substr(last);
+  while (!name.empty() && name[0] == '_') name.remove_prefix(1);
+  if (name.empty()) return false;
+  static constexpr std::string_view kSuffixes[] = {"Error", "Exception", "Warning", "Interrupt", "Exit",
+                                                    "Failure", "Fault", "Timeout", "Exceeded", "Iteration"};
+  bool ok = false;
+  for (std::string_view suf : kSuffixes)
+    if (EndsWith(name, suf)) ok = true;
+  if (!ok) {
+    bool upper = name[0] >= 'A' && name[0] <= 'Z';
+    bool lower = false;
+    for (char ch : name)
+      if (ch >= 'a' && ch <= 'z') lower = true;
+    // A bare word (no ": message") must look like a class name; "Killed" or "Done" alone are
+    // too common as prose to count, so they need the suffix or a message.
+    ok = upper && lower && i < m.size();
+  }
+  if (!ok) return false;
+  type = t;
+  text = i < m.size() ? m.substr(std::min(m.size(), i + 2)) : std::string_view();
+  return true;
+}
+
+bool ParseFrameLine(std::string_view tm, Frame& f) {
+  // File "path", line N, in func        (and without ", in func": SyntaxError)
+  if (tm.substr(0, 6) == "File \"") {
+    size_t q = tm.find('"', 6);
+    if (q == std::string_view::npos) return false;
+    std::string_view rest = tm.substr(q + 1);
+    if (rest.substr(0, 7) != ", line ") return false;
+    size_t d = 7;
+    uint64_t n = 0;
+    size_t ds = d;
+    while (d < rest.size() && IsDigit(rest[d]) && d - ds < 12) n = n * 10 + static_cast<uint64_t>(rest[d++] - '0');
+    if (d == ds) return false;
+    rest = rest.substr(d);
+    // faulthandler's "File "x", line 3 in f" (no comma) is a thread dump, not a traceback frame.
+    if (!TrimRight(rest).empty() && rest.substr(0, 5) != ", in ") return false;
+    f.file.assign(tm.substr(6, q - 6));
+    f.line = n;
+    f.function.clear();
+    f.code.clear();
+    if (rest.substr(0, 5) == ", in ") f.function.assign(TrimRight(rest.substr(5)));
+    return true;
+  }
+  // IPython 8: "File ~/x.py:12, in foo()" / "File /abs/x.py:12, in foo(a)"
+  if (tm.substr(0, 5) == "File " && tm.size() > 5 && (tm[5] == '~' || tm[5] == '/' || tm[5] == '.')) {
+    size_t in = tm.find(", in ");
+    std::string_view loc = tm.substr(5, in == std::string_view::npos ? std::string_view::npos : in - 5);
+    size_t colon = loc.rfind(':');
+    if (colon == std::string_view::npos) return false;
+    uint64_t n = 0;
+    size_t d = colon + 1;
+    if (d >= loc.size()) return false;
+    for (; d < loc.size(); ++d) {
+      if (!IsDigit(loc[d])) return false;
+      n = n * 10 + static_cast<uint64_t>(loc[d] - '0');
+    }
+    f.file.assign(loc.substr(0, colon));
+    f.line = n;
+    f.function.assign(in == std::string_view::npos ? std::string_view() : TrimRight(tm.substr(in + 5)));
+    f.code.clear();
+    return true;
+  }
+  // IPython 8: "Cell In[3], line 5"
+  if (tm.substr(0, 8) == "Cell In[") {
+    size_t close = tm.find(']');
+    if (close == std::string_view::npos || tm.substr(close + 1, 7) != ", line ") return false;
+    uint64_t n = 0;
+    size_t d = close + 8;
+    size_t ds = d;
+    while (d < tm.size() && IsDigit(tm[d]) && d - ds < 12) n = n * 10 + static_cast<uint64_t>(tm[d++] - '0');
+    if (d == ds) return false;
+    f.file.assign(tm.substr(0, close + 1));
+    f.line = n;
+    f.function.clear();
+    f.code.clear();
+    size_t in = tm.find(", in ", d);
+    if (in != std::string_view::npos) f.function.assign(TrimRight(tm.substr(in + 5)));
+    return true;
+  }
+  // Older IPython: "<ipython-input-3-abc> in <module>()" / "/path/x.py in foo(a)"
+  if ((tm[0] == '<' || tm[0] == '/' || tm[0] == '~') && tm.find(" in ") != std::string_view::npos) {
+    size_t in = tm.find(" in ");
+    std::string_view file = tm.substr(0, in);
+    if (file.find(' ') != std::string_view::npos) return false;
+    if (!(file[0] == '<' || EndsWith(file, ".py"))) return false;
+    f.file.assign(file);
+    f.line = 0;
+    f.function.assign(TrimRight(tm.substr(in + 4)));
+    f.code.clear();
+    return true;
+  }
+  return false;
+}
+
+enum class State { kFrames, kIPython, kMessage, kChain, kBlock };
+
+struct Assembler::Slot {
+  uint64_t first_line = 0;
+  bool done = false;
+  Event ev;
+  size_t bytes = 0;
+};
+
+struct Assembler::Open {
+  Event ev;
+  std::string key;
+  State state = State::kFrames;
+  uint64_t shape = 0;         // envelope shape of the exception line (or the block's first line)
+  uint64_t member_shape = 0;  // envelope shape of the last frame line
+  size_t foreign = 0;
+  size_t cont = 0;
+  size_t bytes = 0;
+  bool code_pending = false;
+  bool adoptable = false;  // first line had a prefix: unprefixed frame lines may follow
+  bool any_exception = false;
+  std::vector<DecodedLine> blanks;  // blank lines held after an exception line
+  std::list<Slot>::iterator slot;
+};
+
+Assembler::Assembler(uint32_t source, const Sink* sink, AssemblerLimits limits)
+    : source_(source), sink_(sink), limits_(limits) {}
+Assembler::~Assembler() = default;
+
+bool Assembler::idle() const { return open_.empty() && queue_.empty(); }
+
+bool Assembler::MayStartMultiLine(std::string_view raw) {
+  return Contains(raw, "Traceback") || Contains(raw, "File \"") || IsBlockStart(raw);
+}
+
+Assembler::Open* Assembler::FindOpen(std::string_view key) {
+  for (auto& o : open_)
+    if (o->key == key) return o.get();
+  return nullptr;
+}
+
+void Assembler::Deliver(Event&& ev) {
+  ++events_;
+  (*sink_)(std::move(ev));
+}
+
+void Assembler::FillLineEvent(Event& ev, DecodedLine& line) {
+  ev.kind = EventKind::kLine;
+  ev.source = source_;
+  ev.first_line = line.number;
+  ev.last_line = line.number;
+  ev.process = line.process;
+  ev.level = line.level;
+  ev.time = line.time;
+  ev.host = line.host;
+  ev.exceptions.clear();
+  ev.frames.clear();
+  ev.truncated = false;
+  ev.lines.resize(1);
+  std::swap(ev.lines[0], line);
+  ev.text.assign(ev.lines[0].message);
+}
+
+void Assembler::EmitLine(DecodedLine& line) {
+  if (queue_.empty()) {
+    // The usual case: nothing waits, so the event goes out at once from a reused object (its
+    // strings keep their capacity when the sink does not take them).
+    FillLineEvent(scratch_, line);
+    Deliver(std::move(scratch_));
+    return;
+  }
+  Slot& s = queue_.emplace_back();
+  s.first_line = line.number;
+  s.done = true;
+  FillLineEvent(s.ev, line);
+  s.bytes = s.ev.text.size() + s.ev.lines[0].display.size() + 64;
+  queued_bytes_ += s.bytes;
+}
+
+void Assembler::Append(Open& o, DecodedLine& line) {
+  o.bytes += line.message.size() + line.display.size() + 64;
+  o.ev.lines.emplace_back();
+  std::swap(o.ev.lines.back(), line);
+  o.foreign = 0;
+}
+
+bool Assembler::StartEvent(std::string_view key, DecodedLine& line, const LineMeta& meta) {
+  std::string_view m = line.message;
+  State state;
+  std::string_view ipy_type;
+  Frame frame;
+  bool headless_frame = false;
+  if (IsTracebackHead(m)) {
+    state = State::kFrames;
+  } else if (IsIPythonHead(m, ipy_type)) {
+    state = State::kIPython;
+  } else if (meta.indent > 0 && m[meta.indent] == 'F' && ParseFrameLine(m.substr(meta.indent), frame) &&
+             TrimLeft(m).substr(0, 6) == "File \"") {
+    // A traceback whose head line is missing (SyntaxError at compile time, or a cut log).
+    state = State::kFrames;
+    headless_frame = true;
+  } else if (IsBlockStart(m)) {
+    state = State::kBlock;
+  } else {
+    return false;
+  }
+  if (Open* same = FindOpen(key)) Close(same, true);
+  auto o = std::make_unique<Open>();
+  o->key.assign(key);
+  o->state = state;
+  o->shape = meta.shape;
+  o->member_shape = meta.shape;
+  o->ev.kind = state == State::kBlock ? EventKind::kBlock : EventKind::kTraceback;
+  o->ev.source = source_;
+  o->ev.first_line = line.number;
+  o->adoptable = state == State::kFrames && !headless_frame && (line.process.has_value() || meta.header ||
+                                                                TrimRight(m).size() > kTracebackHead.size());
+  if (headless_frame) {
+    o->ev.frames.push_back(std::move(frame));
+    o->code_pending = true;
+  }
+  Slot& s = queue_.emplace_back();
+  s.first_line = line.number;
+  o->slot = std::prev(queue_.end());
+  Append(*o, line);
+  open_.push_back(std::move(o));
+  return true;
+}
+
+Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta& meta) {
+  std::string_view m = line.message;
+  std::string_view tm = TrimLeft(m);
+  switch (o.state) {
+    case State::kFrames:
+    case State::kIPython: {
+      if (tm.empty()) {
+        Append(o, line);
+        return Offer::kTaken;
+      }
+      if (IsTracebackHead(m)) return Offer::kClose;
+      Frame f;
+      if (ParseFrameLine(tm, f) && (o.state == State::kIPython || meta.indent > 0 || tm.substr(0, 6) == "File \"")) {
+        o.ev.frames.push_back(std::move(f));
+        o.code_pending = true;
+        o.member_shape = meta.shape;
+        Append(o, line);
+        return Offer::kTaken;
+      }
+      if (o.state == State::kIPython) {
+        // "----> 5 foo()" marks the frame's line; "      3 x = 1" is context.
+        if (tm.substr(0, 4) == "----" || (meta.indent > 0 && IsDigit(tm[0]))) {
+          if (tm.substr(0, 5) == "---->" && !o.ev.frames.empty()) {
+            std::string_view code = TrimLeft(tm.substr(5));
+            size_t d = 0;
+            while (d < code.size() && IsDigit(code[d])) ++d;
+            o.ev.frames.back().code.assign(TrimRight(TrimLeft(code.substr(d))));
+            if (o.ev.frames.back().line == 0 && d > 0) {
+              uint64_t n = 0;
+              for (size_t k = 0; k < d && k < 12; ++k) n = n * 10 + static_cast<uint64_t>(code[k] - '0');
+              o.ev.frames.back().line = n;
+            }
+          }
+          Append(o, line);
+          return Offer::kTaken;
+        }
+      } else if (meta.indent > 0) {
+        // The frame's source line, then Python 3.11+ caret lines (^^^, ~~~^^^) and the like.
+        if (o.code_pending && !o.ev.frames.empty()) {
+          o.ev.frames.back().code.assign(TrimRight(tm));
+          o.code_pending = false;
+        }
+        Append(o, line);
+        return Offer::kTaken;
+      }
+      std::string_view type, text;
+      // The exception line comes in the same envelope as the frames (a line of another stream
+      // that merely shares the process key, such as a dmesg line amid an unprefixed traceback,
+      // does not end it).
+      if (meta.indent == 0 && (meta.shape == o.member_shape || o.ev.frames.empty()) &&
+          ParseExceptionLine(m, type, text)) {
+        o.ev.exceptions.push_back(ExceptionInfo{std::string(type), std::string(TrimRight(text))});
+        o.any_exception = true;
+        o.state = State::kMessage;
+        o.shape = meta.shape;
+        o.cont = 0;
+        Append(o, line);
+        return Offer::kTaken;
+      }
+      return Offer::kKeep;
+    }
+    case State::kMessage: {
+      if (tm.empty()) {
+        if (o.blanks.size() >= 2) return Offer::kClose;
+        o.blanks.emplace_back();
+        std::swap(o.blanks.back(), line);
+        return Offer::kTaken;
+      }
+      if (IsChainPhrase(tm)) {
+        for (auto& b : o.blanks) Append(o, b);
+        o.blanks.clear();
+        o.state = State::kChain;
+        Append(o, line);
+        return Offer::kTaken;
+      }
+      if (!o.blanks.empty()) return Offer::kClose;
+      if (IsTracebackHead(m)) return Offer::kClose;
+      std::string_view ipy;
+      if (IsIPythonHead(m, ipy)) return Offer::kClose;
+      if (meta.shape == o.shape && o.cont < limits_.max_message_lines && !o.ev.exceptions.empty()) {
+        std::string& msg = o.ev.exceptions.back().message;
+        if (!msg.empty() || o.cont > 0) msg.push_back('\n');
+        msg.append(TrimRight(m));
+        ++o.cont;
+        Append(o, line);
+        return Offer::kTaken;
+      }
+      return Offer::kClose;
+    }
+    case State::kChain: {
+      if (tm.empty()) {
+        Append(o, line);
+        return Offer::kTaken;
+      }
+      std::string_view ipy;
+      if (IsTracebackHead(m) || IsIPythonHead(m, ipy)) {
+        o.state = IsTracebackHead(m) ? State::kFrames : State::kIPython;
+        o.ev.frames.clear();  // the event's frames are those of the last traceback
+        o.code_pending = false;
+        Append(o, line);
+        return Offer::kTaken;
+      }
+      return Offer::kClose;
+    }
+    case State::kBlock: {
+      if (tm.empty()) {
+        // Blank lines separate a faulthandler dump's threads; held until a member follows.
+        if (o.blanks.size() >= 2) return Offer::kClose;
+        o.blanks.emplace_back();
+        std::swap(o.blanks.back(), line);
+        return Offer::kTaken;
+      }
+      // Members: the known parts of C++/CUDA/NCCL error reports, and further error-level lines
+      // in the same envelope (NCCL's watchdog writes its report as several [E...] lines).
+      bool same_error = meta.shape == o.shape && line.level &&
+                        (*line.level == "ERROR" || *line.level == "CRITICAL");
+      if (IsBlockMember(m) || same_error) {
+        for (auto& b : o.blanks) Append(o, b);
+        o.blanks.clear();
+        Append(o, line);
+        return Offer::kTaken;
+      }
+      return Offer::kClose;
+    }
+  }
+  return Offer::kClose;
+}
+
+void Assembler::Close(Open* o, bool truncated) {
+  Event& ev = o->ev;
+  // A traceback closed before its (last) exception line is incomplete, whatever closed it: the
+  // end of the input, a runaway cap, or its process moving on.
+  (void)truncated;
+  if (ev.kind == EventKind::kTraceback) ev.truncated = o->state != State::kMessage;
+  ev.last_line = ev.lines.empty() ? ev.first_line : ev.lines.back().number;
+  if (!ev.lines.empty()) ev.process = ev.lines.front().process;
+  size_t text_size = 0;
+  for (const auto& l : ev.lines) {
+    text_size += l.message.size() + 1;
+    if (!ev.level && l.level) ev.level = l.level;
+    if (!ev.time && l.time) ev.time = l.time;
+    if (!ev.host && l.host) ev.host = l.host;
+  }
+  ev.text.clear();
+  ev.text.reserve(text_size);
+  for (size_t i = 0; i < ev.lines.size(); ++i) {
+    if (i) ev.text.push_back('\n');
+    ev.text.append(ev.lines[i].message);
+  }
+  Slot& s = *o->slot;
+  s.ev = std::move(ev);
+  s.done = true;
+  s.bytes = o->bytes;
+  queued_bytes_ += s.bytes;
+  // Blank lines held after the exception were not part of it: they become line events, placed
+  // in input order among what was queued after the traceback meanwhile.
+  std::vector<DecodedLine> blanks = std::move(o->blanks);
+  auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& p) { return p.get() == o; });
+  open_.erase(it);
+  for (auto& b : blanks) {
+    auto pos = queue_.end();
+    while (pos != queue_.begin() && std::prev(pos)->first_line > b.number) --pos;
+    Slot& bs = *queue_.emplace(pos);
+    bs.first_line = b.number;
+    bs.done = true;
+    FillLineEvent(bs.ev, b);
+    bs.bytes = 64 + bs.ev.text.size();
+    queued_bytes_ += bs.bytes;
+  }
+}
+
+void Assembler::Drain() {
+  while (!queue_.empty() && queue_.front().done) {
+    queued_bytes_ -= queue_.front().bytes;
+    Deliver(std::move(queue_.front().ev));
+    queue_.pop_front();
+  }
+}
+
+void Assembler::AfterLine(Open* taker, std::string_view key) {
+  // Other processes' lines count against each open event's patience.
+  for (size_t i = 0; i < open_.size();) {
+    Open* o = open_[i].get();
+    if (o != taker && o->key != key) ++o->foreign;
+    bool waiting_long = (o->state == State::kFrames || o->state == State::kIPython || o->state == State::kChain)
+                            ? o->foreign > limits_.frames_window
+                            : o->foreign > limits_.message_window;
+    bool too_big = o->ev.lines.size() >= limits_.max_event_lines || o->bytes >= limits_.max_event_bytes;
+    if (waiting_long || too_big) {
+      Close(o, true);
+      continue;
+    }
+    ++i;
+  }
+  // Lines queued behind the oldest open event: past the cap, that event is closed.
+  while (!open_.empty() && (queue_.size() > limits_.max_queued_lines || queued_bytes_ > limits_.max_queued_bytes)) {
+    Open* oldest = open_.front().get();
+    for (auto& o : open_)
+      if (o->ev.first_line < oldest->ev.first_line) oldest = o.get();
+    Close(oldest, true);
+    Drain();
+  }
+  Drain();
+}
+
+void Assembler::Push(DecodedLine& line, const LineMeta& meta) {
+  // The key must outlive `line`, whose strings may be swapped away below.
+  if (line.process) key_.assign(*line.process);
+  else key_.clear();
+  std::string_view key = key_;
+  if (!open_.empty()) {
+    Open* o = FindOpen(key);
+    if (o == nullptr && key.empty()) {
+      // A traceback whose head carried a prefix continues with unprefixed lines.
+      std::string_view tm = TrimLeft(line.message);
+      Frame f;
+      for (auto& cand : open_) {
+        if (cand->adoptable && cand->state == State::kFrames && cand->ev.frames.empty() &&
+            cand->ev.lines.size() <= 2 && meta.indent > 0 && ParseFrameLine(tm, f)) {
+          cand->key.clear();
+          cand->adoptable = false;
+          o = cand.get();
+          break;
+        }
+      }
+    }
+    if (o != nullptr) {
+      Offer r = OfferLine(*o, line, meta);
+      if (r == Offer::kTaken) {
+        AfterLine(o, key);
+        return;
+      }
+      if (r == Offer::kClose) {
+        Close(o, true);
+      }
+    }
+  }
+  if (!StartEvent(key, line, meta)) {
+    EmitLine(line);
+  }
+  if (!open_.empty() || !queue_.empty()) AfterLine(nullptr, key);
+}
+
+void Assembler::Finish() {
+  while (!open_.empty()) Close(open_.front().get(), true);
+  Drain();
+}
+
+}  // namespace triage::ingest::detail

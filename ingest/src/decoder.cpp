@@ -1,0 +1,826 @@
+#include "decoder.h"
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "json_line.h"
+#include "triage/json.h"
+
+namespace triage::ingest::detail {
+
+namespace {
+
+constexpr size_t npos = std::string_view::npos;
+
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+inline bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
+inline bool IsAlpha(char c) { return IsUpper(c) || IsLower(c); }
+inline bool IsAlnum(char c) { return IsAlpha(c) || IsDigit(c); }
+inline bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+inline char Lower(char c) { return IsUpper(c) ? static_cast<char>(c + 32) : c; }
+
+bool Digits(std::string_view s, size_t i, size_t n) {
+  if (i + n > s.size()) return false;
+  for (size_t k = 0; k < n; ++k)
+    if (!IsDigit(s[i + k])) return false;
+  return true;
+}
+
+bool At(std::string_view s, size_t i, char c) { return i < s.size() && s[i] == c; }
+
+bool StartsWithAt(std::string_view s, size_t i, std::string_view p) {
+  return i <= s.size() && s.size() - i >= p.size() && std::memcmp(s.data() + i, p.data(), p.size()) == 0;
+}
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (Lower(a[i]) != Lower(b[i])) return false;
+  return true;
+}
+
+// A level word to its normal name; nullptr when `w` is no level. `upper_only` refuses "info".
+const char* LevelName(std::string_view w, bool upper_only) {
+  if (w.empty() || w.size() > 8) return nullptr;
+  if (upper_only) {
+    for (char c : w)
+      if (!IsUpper(c)) return nullptr;
+  }
+  switch (Lower(w[0])) {
+    case 'd':
+      if (EqualsNoCase(w, "debug")) return "DEBUG";
+      break;
+    case 't':
+      if (EqualsNoCase(w, "trace")) return "DEBUG";
+      break;
+    case 'i':
+      if (EqualsNoCase(w, "info")) return "INFO";
+      break;
+    case 'n':
+      if (EqualsNoCase(w, "notice")) return "INFO";
+      break;
+    case 'w':
+      if (EqualsNoCase(w, "warning") || EqualsNoCase(w, "warn")) return "WARNING";
+      break;
+    case 'e':
+      if (EqualsNoCase(w, "error") || EqualsNoCase(w, "err")) return "ERROR";
+      break;
+    case 'c':
+      if (EqualsNoCase(w, "critical") || EqualsNoCase(w, "crit")) return "CRITICAL";
+      break;
+    case 'f':
+      if (EqualsNoCase(w, "fatal")) return "CRITICAL";
+      break;
+    default:
+      break;
+  }
+  return nullptr;
+}
+
+const char* LevelLetter(char c) {
+  switch (c) {
+    case 'I':
+      return "INFO";
+    case 'W':
+      return "WARNING";
+    case 'E':
+      return "ERROR";
+    case 'F':
+      return "CRITICAL";
+    case 'D':
+      return "DEBUG";
+    default:
+      return nullptr;
+  }
+}
+
+int MonthIndex(std::string_view s, size_t i) {
+  static constexpr std::array<const char*, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                          "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  if (i + 3 > s.size()) return -1;
+  for (int m = 0; m < 12; ++m)
+    if (std::memcmp(s.data() + i, kMonths[static_cast<size_t>(m)], 3) == 0) return m + 1;
+  return -1;
+}
+
+bool IsWeekday(std::string_view s, size_t i) {
+  static constexpr std::array<const char*, 7> kDays = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  if (i + 3 > s.size()) return false;
+  for (const char* d : kDays)
+    if (std::memcmp(s.data() + i, d, 3) == 0) return true;
+  return false;
+}
+
+// The envelope of one plain-text line, as parsed.
+struct Envelope {
+  std::string_view process;
+  bool has_process = false;
+  std::string_view host;
+  std::string_view container;
+  const char* level = nullptr;
+  char time[48];
+  size_t time_len = 0;
+  size_t msg = 0;  // offset of the message in the parsed text
+  bool header = false;
+
+  void SetLevel(const char* l) {
+    if (l && !level) level = l;
+    if (l) header = true;
+  }
+  void SetProcess(std::string_view p) {
+    if (!has_process && !p.empty()) {
+      process = p;
+      has_process = true;
+    }
+  }
+  void TimeAppend(std::string_view part) {
+    size_t n = std::min(part.size(), sizeof time - time_len);
+    std::memcpy(time + time_len, part.data(), n);
+    time_len += n;
+  }
+  void TimeChar(char c) {
+    if (time_len < sizeof time) time[time_len++] = c;
+  }
+  bool has_time() const { return time_len > 0; }
+};
+
+// glog writes the month and day as MMDD; c10 writes them without the month's leading zero
+// ("W601" is June 1st). Returns the count of digits (3 or 4) or 0.
+size_t MonthDayDigits(std::string_view s, size_t i) {
+  if (Digits(s, i, 4) && !Digits(s, i + 4, 1)) return 4;
+  if (Digits(s, i, 3) && !Digits(s, i + 3, 1)) return 3;
+  return 0;
+}
+
+// HH:MM:SS at s[i], with an optional [.,]fraction. Returns the end or npos.
+size_t ParseClock(std::string_view s, size_t i, Envelope* env) {
+  if (!(Digits(s, i, 2) && At(s, i + 2, ':') && Digits(s, i + 3, 2) && At(s, i + 5, ':') &&
+        Digits(s, i + 6, 2)))
+    return npos;
+  size_t e = i + 8;
+  size_t frac = e;
+  if ((At(s, e, '.') || At(s, e, ',')) && e + 1 < s.size() && IsDigit(s[e + 1])) {
+    ++e;
+    while (e < s.size() && IsDigit(s[e])) ++e;
+  }
+  if (env) {
+    env->TimeAppend(s.substr(i, 8));
+    if (e > frac) {
+      env->TimeChar('.');
+      env->TimeAppend(s.substr(frac + 1, e - frac - 1));
+    }
+  }
+  return e;
+}
+
+// ISO 8601 date-time at s[i]: YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|+hh:mm|+hhmm].
+size_t ParseIso(std::string_view s, size_t i, Envelope& env) {
+  if (!(Digits(s, i, 4) && At(s, i + 4, '-') && Digits(s, i + 5, 2) && At(s, i + 7, '-') &&
+        Digits(s, i + 8, 2)))
+    return npos;
+  if (!(At(s, i + 10, 'T') || At(s, i + 10, ' ') || At(s, i + 10, '_'))) return npos;
+  if (ParseClock(s, i + 11, nullptr) == npos) return npos;
+  env.time_len = 0;
+  env.TimeAppend(s.substr(i, 10));
+  env.TimeChar('T');
+  size_t e = ParseClock(s, i + 11, &env);
+  if (At(s, e, 'Z')) {
+    env.TimeChar('Z');
+    ++e;
+  } else if ((At(s, e, '+') || At(s, e, '-')) && Digits(s, e + 1, 2)) {
+    size_t z = e + 3;
+    if (At(s, z, ':') && Digits(s, z + 1, 2)) {
+      z += 3;
+    } else if (Digits(s, z, 2)) {
+      z += 2;
+    }
+    env.TimeAppend(s.substr(e, z - e));
+    e = z;
+  }
+  env.header = true;
+  return e;
+}
+
+// "--MM-DDTclock": ISO 8601's form for a date without its year.
+void TimeNoYear(Envelope& env, int month, int day) {
+  env.time_len = 0;
+  char buf[8];
+  buf[0] = '-';
+  buf[1] = '-';
+  buf[2] = static_cast<char>('0' + month / 10);
+  buf[3] = static_cast<char>('0' + month % 10);
+  buf[4] = '-';
+  buf[5] = static_cast<char>('0' + day / 10);
+  buf[6] = static_cast<char>('0' + day % 10);
+  buf[7] = 'T';
+  env.TimeAppend(std::string_view(buf, 8));
+}
+
+int Num2(std::string_view s, size_t i) { return (s[i] - '0') * 10 + (s[i + 1] - '0'); }
+
+// Skips exactly one space or tab at s[i] (the separator after a prefix; indentation beyond it
+// belongs to the message, as in `[rank0]:   File ...`).
+size_t SkipOne(std::string_view s, size_t i) { return i < s.size() && IsSpace(s[i]) ? i + 1 : i; }
+size_t SkipAll(std::string_view s, size_t i) {
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  return i;
+}
+
+// A word of letters at s[i]; returns its end.
+size_t WordEnd(std::string_view s, size_t i) {
+  while (i < s.size() && IsAlpha(s[i])) ++i;
+  return i;
+}
+
+// After an ISO timestamp: the level and logger shapes that follow one.
+size_t AfterIso(std::string_view s, size_t e, Envelope& env) {
+  // loguru: "<ts> | LEVEL    | module:function:12 - message"
+  if (StartsWithAt(s, e, " | ")) {
+    size_t w = e + 3;
+    size_t we = WordEnd(s, w);
+    const char* lvl = LevelName(s.substr(w, we - w), false);
+    if (lvl) {
+      size_t b = SkipAll(s, we);
+      if (At(s, b, '|')) {
+        env.SetLevel(lvl);
+        size_t m = SkipOne(s, b + 1);
+        // "module:function:12 - "
+        size_t dash = s.find(" - ", m);
+        if (dash != npos && dash - m < 200 && s.substr(m, dash - m).find(' ') == npos) m = dash + 3;
+        return m;
+      }
+    }
+    return e + 3;
+  }
+  // Python logging default: "<ts> - name - LEVEL - message"
+  if (StartsWithAt(s, e, " - ")) {
+    size_t n = e + 3;
+    size_t d = s.find(" - ", n);
+    if (d != npos && d - n < 120) {
+      size_t w = d + 3;
+      size_t we = WordEnd(s, w);
+      const char* lvl = LevelName(s.substr(w, we - w), true);
+      if (lvl && StartsWithAt(s, we, " - ")) {
+        env.SetLevel(lvl);
+        return we + 3;
+      }
+    }
+    return e + 3;
+  }
+  size_t w = SkipOne(s, e);
+  if (w == e) return e;
+  // A level word after the timestamp (zap's "info", Ray's "INFO", "[ERROR]" handled by the loop).
+  size_t we = WordEnd(s, w);
+  if (we > w && (we == s.size() || IsSpace(s[we]) || s[we] == ':')) {
+    const char* lvl = LevelName(s.substr(w, we - w), false);
+    if (lvl) {
+      env.SetLevel(lvl);
+      size_t m = we;
+      if (At(s, m, ':')) ++m;
+      return SkipAll(s, m);
+    }
+  }
+  return w;
+}
+
+// "[...]" prefixes.
+size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
+  size_t close = s.find(']', i + 1);
+  if (close == npos || close - i > 160) return npos;
+  std::string_view in = s.substr(i + 1, close - i - 1);
+  size_t after = close + 1;
+  // [rank0]:
+  if (in.size() > 4 && in.substr(0, 4) == "rank" && Digits(in, 4, in.size() - 4)) {
+    env.SetProcess(in);
+    if (At(s, after, ':')) ++after;
+    return SkipOne(s, after);
+  }
+  // [2026-11-02 09:14:03] and SGLang's [2026-11-02 09:14:03 DP0 TP3]
+  if (Digits(in, 0, 4) && At(in, 4, '-')) {
+    Envelope tmp;
+    size_t e = ParseIso(in, 0, tmp);
+    if (e == npos) return npos;
+    std::memcpy(env.time, tmp.time, tmp.time_len);
+    env.time_len = tmp.time_len;
+    env.header = true;
+    size_t rest = SkipAll(in, e);
+    if (rest < in.size()) env.SetProcess(in.substr(rest));
+    return SkipOne(s, after);
+  }
+  // dmesg: [12345.678901] (monotonic seconds: no wall time to report)
+  {
+    size_t k = SkipAll(in, 0);
+    size_t d = k;
+    while (d < in.size() && IsDigit(in[d])) ++d;
+    if (d > k && At(in, d, '.') && d + 1 < in.size() && Digits(in, d + 1, in.size() - d - 1)) {
+      env.header = true;
+      return SkipOne(s, after);
+    }
+  }
+  // dmesg -T: [Sun Nov  2 07:06:01 2026]
+  if (IsWeekday(in, 0) && At(in, 3, ' ')) {
+    int month = MonthIndex(in, 4);
+    if (month > 0 && At(in, 7, ' ')) {
+      size_t d = 8;
+      if (At(in, d, ' ')) ++d;
+      size_t ds = d;
+      while (d < in.size() && IsDigit(in[d])) ++d;
+      if (d > ds && d - ds <= 2 && At(in, d, ' ')) {
+        int day = std::atoi(std::string(in.substr(ds, d - ds)).c_str());
+        Envelope clock;
+        size_t ce = ParseClock(in, d + 1, &clock);
+        if (ce != npos && At(in, ce, ' ') && Digits(in, ce + 1, 4)) {
+          env.time_len = 0;
+          env.TimeAppend(in.substr(ce + 1, 4));
+          char md[7] = {'-', static_cast<char>('0' + month / 10), static_cast<char>('0' + month % 10), '-',
+                        static_cast<char>('0' + day / 10), static_cast<char>('0' + day % 10), 'T'};
+          env.TimeAppend(std::string_view(md, 7));
+          env.TimeAppend(std::string_view(clock.time, clock.time_len));
+          env.header = true;
+          return SkipOne(s, after);
+        }
+      }
+    }
+  }
+  // c10: [W601 12:00:00.123 file.cpp:12] or [W CudaIPCTypes.cpp:16]
+  if (!in.empty() && LevelLetter(in[0])) {
+    size_t nd = MonthDayDigits(in, 1);
+    if (nd > 0 && At(in, 1 + nd, ' ')) {
+      Envelope clock;
+      size_t ce = ParseClock(in, 2 + nd, &clock);
+      if (ce != npos) {
+        int mmdd = std::atoi(std::string(in.substr(1, nd)).c_str());
+        TimeNoYear(env, mmdd / 100, mmdd % 100);
+        env.TimeAppend(std::string_view(clock.time, clock.time_len));
+        env.SetLevel(LevelLetter(in[0]));
+        return SkipOne(s, after);
+      }
+    } else if (At(in, 1, ' ')) {
+      env.SetLevel(LevelLetter(in[0]));
+      return SkipOne(s, after);
+    }
+  }
+  // [INFO], [error]
+  if (const char* lvl = LevelName(in, false)) {
+    env.SetLevel(lvl);
+    return SkipOne(s, after);
+  }
+  return npos;
+}
+
+// "(EngineCore pid=123) ", "(VllmWorker rank=1 pid=7)", "(raylet) ", "(pid=123) ".
+size_t ParseParen(std::string_view s, size_t i, Envelope& env) {
+  size_t close = s.find(')', i + 1);
+  if (close == npos || close - i > 120 || close == i + 1) return npos;
+  if (!(close + 1 == s.size() || IsSpace(s[close + 1]))) return npos;
+  std::string_view in = s.substr(i + 1, close - i - 1);
+  bool ok = in.find("pid=") != npos;
+  if (!ok) {
+    ok = IsAlpha(in[0]) || in[0] == '_';
+    for (char c : in)
+      if (!(IsAlnum(c) || c == '_' || c == '-' || c == ':')) ok = false;
+    // "(most ..." and the like are prose; a bare word must be lower-case or CamelCase with a digit
+    // or underscore (raylet, gcs_server, autoscaler).
+    if (ok && in.size() > 40) ok = false;
+  }
+  if (!ok) return npos;
+  env.SetProcess(in);
+  return SkipOne(s, close + 1);
+}
+
+// "Nov  2 07:06:01 host tag[pid]: "
+size_t ParseSyslog(std::string_view s, size_t i, Envelope& env) {
+  int month = MonthIndex(s, i);
+  if (month < 0 || !At(s, i + 3, ' ')) return npos;
+  size_t d = i + 4;
+  if (At(s, d, ' ')) ++d;
+  size_t ds = d;
+  while (d < s.size() && IsDigit(s[d])) ++d;
+  if (d == ds || d - ds > 2 || !At(s, d, ' ')) return npos;
+  int day = s[ds] - '0';
+  if (d - ds == 2) day = day * 10 + (s[ds + 1] - '0');
+  Envelope clock;
+  size_t ce = ParseClock(s, d + 1, &clock);
+  if (ce == npos || !At(s, ce, ' ')) return npos;
+  TimeNoYear(env, month, day);
+  env.TimeAppend(std::string_view(clock.time, clock.time_len));
+  env.header = true;
+  size_t h = ce + 1;
+  size_t he = h;
+  while (he < s.size() && !IsSpace(s[he])) ++he;
+  if (he == h || !At(s, he, ' ')) return ce + 1;
+  // The tag: up to ':' with no space, e.g. "kernel:", "kubelet[2126]:".
+  size_t t = he + 1;
+  size_t te = t;
+  while (te < s.size() && !IsSpace(s[te]) && s[te] != ':') ++te;
+  if (te > t && At(s, te, ':')) {
+    env.host = s.substr(h, he - h);
+    env.SetProcess(s.substr(t, te - t));
+    return SkipOne(s, te + 1);
+  }
+  return ce + 1;
+}
+
+// vLLM: "INFO 05-26 07:50:26 [core.py:396] " (the [file:line] part optional).
+size_t ParseVllm(std::string_view s, size_t i, size_t we, const char* lvl, Envelope& env) {
+  size_t d = we + 1;
+  if (!(Digits(s, d, 2) && At(s, d + 2, '-') && Digits(s, d + 3, 2) && At(s, d + 5, ' '))) return npos;
+  Envelope clock;
+  size_t ce = ParseClock(s, d + 6, &clock);
+  if (ce == npos) return npos;
+  (void)i;
+  TimeNoYear(env, Num2(s, d), Num2(s, d + 3));
+  env.TimeAppend(std::string_view(clock.time, clock.time_len));
+  env.SetLevel(lvl);
+  size_t m = SkipOne(s, ce);
+  if (At(s, m, '[')) {
+    size_t close = s.find(']', m);
+    if (close != npos && close - m < 100 && s.substr(m, close - m).find(' ') == npos) m = SkipOne(s, close + 1);
+  } else {
+    // older vLLM: "INFO 05-26 07:50:26 core.py:396] "
+    size_t close = s.find("] ", m);
+    if (close != npos && close - m < 100 && s.substr(m, close - m).find(' ') == npos &&
+        s.substr(m, close - m).find(':') != npos)
+      m = close + 2;
+  }
+  return m;
+}
+
+// glog/klog: "I0601 12:00:00.123456  1234 file.cc:12] "
+size_t ParseGlog(std::string_view s, size_t i, Envelope& env) {
+  const char* lvl = LevelLetter(s[i]);
+  size_t nd = MonthDayDigits(s, i + 1);
+  if (!lvl || nd == 0 || !At(s, i + 1 + nd, ' ')) return npos;
+  Envelope clock;
+  size_t ce = ParseClock(s, i + 2 + nd, &clock);
+  if (ce == npos) return npos;
+  size_t p = SkipAll(s, ce);
+  size_t ds = p;
+  while (p < s.size() && IsDigit(s[p])) ++p;
+  if (p == ds || !At(s, p, ' ')) return npos;
+  size_t close = s.find("] ", p);
+  if (close == npos || close - p > 120) {
+    if (!(close != npos || (s.size() > p && s.back() == ']'))) return npos;
+  }
+  int mmdd = std::atoi(std::string(s.substr(i + 1, nd)).c_str());
+  TimeNoYear(env, mmdd / 100, mmdd % 100);
+  env.TimeAppend(std::string_view(clock.time, clock.time_len));
+  env.SetLevel(lvl);
+  return close == npos ? s.size() : close + 2;
+}
+
+// logfmt: key=value pairs with time/level/msg. The message may need unescaping into `scratch`.
+bool ParseLogfmt(std::string_view s, size_t i, Envelope& env, std::string_view& message, std::string& scratch) {
+  bool any = false;
+  bool have_msg = false;
+  size_t p = i;
+  while (p < s.size()) {
+    p = SkipAll(s, p);
+    size_t k = p;
+    while (p < s.size() && (IsAlnum(s[p]) || s[p] == '_' || s[p] == '.' || s[p] == '-')) ++p;
+    if (p == k || !At(s, p, '=')) return any && have_msg ? true : any;
+    std::string_view key = s.substr(k, p - k);
+    ++p;
+    std::string_view val;
+    bool quoted = At(s, p, '"');
+    bool escaped = false;
+    if (quoted) {
+      size_t v = p + 1;
+      size_t e = v;
+      while (e < s.size() && s[e] != '"') {
+        if (s[e] == '\\') {
+          escaped = true;
+          ++e;
+        }
+        ++e;
+      }
+      val = s.substr(v, std::min(e, s.size()) - v);
+      p = std::min(e + 1, s.size());
+    } else {
+      size_t v = p;
+      while (p < s.size() && !IsSpace(s[p])) ++p;
+      val = s.substr(v, p - v);
+    }
+    any = true;
+    if (key == "time" || key == "ts" || key == "t" || key == "timestamp") {
+      Envelope t;
+      if (ParseIso(val, 0, t) != npos) {
+        std::memcpy(env.time, t.time, t.time_len);
+        env.time_len = t.time_len;
+      } else {
+        env.time_len = 0;
+        env.TimeAppend(val);
+      }
+      env.header = true;
+    } else if (key == "level" || key == "lvl" || key == "severity") {
+      env.SetLevel(LevelName(val, false));
+      env.header = true;
+    } else if ((key == "msg" || key == "message") && !have_msg) {
+      have_msg = true;
+      if (escaped) {
+        scratch.clear();
+        for (size_t c = 0; c < val.size(); ++c) {
+          if (val[c] == '\\' && c + 1 < val.size()) {
+            char n = val[++c];
+            scratch.push_back(n == 'n' ? '\n' : n == 't' ? '\t' : n);
+          } else {
+            scratch.push_back(val[c]);
+          }
+        }
+        message = scratch;
+      } else {
+        message = val;
+      }
+    }
+  }
+  return any;
+}
+
+// docker-compose: "name  | " (the name padded with spaces).
+size_t ParseCompose(std::string_view s, size_t i, Envelope& env) {
+  size_t e = i;
+  while (e < s.size() && (IsAlnum(s[e]) || s[e] == '_' || s[e] == '-' || s[e] == '.')) ++e;
+  if (e == i || e - i > 64) return npos;
+  size_t b = e;
+  while (b < s.size() && s[b] == ' ') ++b;
+  if (b == e || !At(s, b, '|')) return npos;
+  if (!(b + 1 == s.size() || s[b + 1] == ' ')) return npos;
+  env.SetProcess(s.substr(i, e - i));
+  env.container = s.substr(i, e - i);
+  return SkipOne(s, b + 1);
+}
+
+// journald/systemd without a timestamp: "host unit[pid]: ".
+size_t ParseJournald(std::string_view s, size_t i, Envelope& env) {
+  size_t he = i;
+  while (he < s.size() && !IsSpace(s[he]) && s[he] != '[' && s[he] != ':') ++he;
+  if (he == i || !At(s, he, ' ')) return npos;
+  size_t u = he + 1;
+  size_t ue = u;
+  while (ue < s.size() && (IsAlnum(s[ue]) || s[ue] == '_' || s[ue] == '-' || s[ue] == '.' || s[ue] == '@')) ++ue;
+  if (ue == u || !At(s, ue, '[')) return npos;
+  size_t d = ue + 1;
+  size_t ds = d;
+  while (d < s.size() && IsDigit(s[d])) ++d;
+  if (d == ds || !At(s, d, ']') || !At(s, d + 1, ':')) return npos;
+  env.host = s.substr(i, he - i);
+  env.SetProcess(s.substr(u, d + 1 - u));
+  return SkipOne(s, d + 2);
+}
+
+// NCCL: "host:pid:tid [dev] NCCL INFO ..." carries a level but keeps its text as the message.
+bool NcclLevel(std::string_view s, Envelope& env) {
+  size_t n = s.find(" NCCL ");
+  if (n == npos || n > 120) return false;
+  size_t w = n + 6;
+  size_t we = WordEnd(s, w);
+  const char* lvl = LevelName(s.substr(w, we - w), true);
+  if (!lvl) return false;
+  env.SetLevel(lvl);
+  return true;
+}
+
+uint64_t ShapeHash(std::string_view env) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : env) {
+    if (IsDigit(c)) continue;
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+bool HasAnsi(std::string_view s) {
+  if (std::memchr(s.data(), '\x1b', s.size()) != nullptr) return true;
+  return s.find("#033[") != npos;
+}
+
+void StripAnsi(std::string_view s, std::string& out) {
+  for (size_t i = 0; i < s.size();) {
+    size_t seq = 0;  // length of an escape introducer at i
+    if (s[i] == '\x1b') {
+      seq = 1;
+    } else if (s[i] == '#' && StartsWithAt(s, i, "#033[")) {
+      seq = 4;
+    }
+    if (seq == 0) {
+      out.push_back(s[i]);
+      ++i;
+      continue;
+    }
+    size_t j = i + seq;
+    if (j < s.size() && s[j] == '[') {
+      // CSI: parameters and intermediates, then a final byte in @..~
+      ++j;
+      while (j < s.size() && static_cast<unsigned char>(s[j]) >= 0x20 && static_cast<unsigned char>(s[j]) <= 0x3F) ++j;
+      while (j < s.size() && static_cast<unsigned char>(s[j]) >= 0x20 && static_cast<unsigned char>(s[j]) <= 0x2F) ++j;
+      if (j < s.size() && static_cast<unsigned char>(s[j]) >= 0x40 && static_cast<unsigned char>(s[j]) <= 0x7E) ++j;
+      i = j;
+    } else if (seq == 1 && j < s.size() && s[j] == ']') {
+      // OSC: up to BEL or ESC backslash
+      ++j;
+      while (j < s.size() && s[j] != '\x07' && !(s[j] == '\x1b' && j + 1 < s.size() && s[j + 1] == '\\')) ++j;
+      if (j < s.size()) j += s[j] == '\x07' ? 1 : 2;
+      i = j;
+    } else if (seq == 1) {
+      // a two-byte escape (ESC 7, ESC =, ...) or a lone ESC
+      i = std::min(s.size(), j + (j < s.size() ? 1 : 0));
+    } else {
+      out.push_back(s[i]);
+      ++i;
+    }
+  }
+}
+
+bool FastValidUtf8(std::string_view s) {
+  const char* p = s.data();
+  size_t n = s.size();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if (w & 0x8080808080808080ull) break;
+  }
+  for (; i < n; ++i)
+    if (static_cast<unsigned char>(p[i]) & 0x80) return IsValidUtf8(s.substr(i));
+  return true;
+}
+
+struct Decoder::Impl {
+  std::unique_ptr<JsonLineParser> json = MakeJsonLineParser();
+  std::string ansi;     // the text with escapes removed
+  std::string logfmt;   // an unescaped logfmt message
+  std::string inner;    // a JSON message copied out of the parser's buffer
+
+  // Parses the envelope of `s`; the message is s.substr(env.msg) unless logfmt set `message`.
+  void ParsePlain(std::string_view s, Envelope& env, std::string_view& message) {
+    size_t p = 0;
+    bool logfmt_msg = false;
+    for (int round = 0; round < 8 && p < s.size(); ++round) {
+      char c = s[p];
+      size_t next = npos;
+      if (c == '[') {
+        next = ParseBracket(s, p, env);
+      } else if (c == '(') {
+        next = ParseParen(s, p, env);
+      } else if (IsDigit(c)) {
+        next = ParseIso(s, p, env);
+        if (next != npos) next = AfterIso(s, next, env);
+        if (next == npos) next = ParseCompose(s, p, env);
+      } else if (IsUpper(c)) {
+        next = ParseSyslog(s, p, env);
+        if (next == npos) {
+          size_t we = WordEnd(s, p);
+          const char* lvl = LevelName(s.substr(p, we - p), true);
+          if (lvl && At(s, we, ' ')) next = ParseVllm(s, p, we, lvl, env);
+          if (next == npos && lvl && At(s, we, ':')) {
+            // "INFO:     msg", "ERROR:root:msg", "WARNING: msg"
+            env.SetLevel(lvl);
+            size_t m = we + 1;
+            size_t ne = m;
+            while (ne < s.size() && (IsAlnum(s[ne]) || s[ne] == '_' || s[ne] == '.')) ++ne;
+            if (ne > m && At(s, ne, ':')) m = ne + 1;
+            next = SkipAll(s, m);
+          }
+          if (next == npos && lvl && At(s, we, ' ') && we - p >= 4) {
+            env.SetLevel(lvl);
+            next = SkipAll(s, we);
+          }
+        }
+        if (next == npos && we_glog(s, p)) next = ParseGlog(s, p, env);
+        if (next == npos) next = ParseCompose(s, p, env);
+      } else if (IsLower(c)) {
+        if (StartsWithAt(s, p, "stderr:") || StartsWithAt(s, p, "stdout:")) {
+          next = SkipOne(s, p + 7);
+        } else if (StartsWithAt(s, p, "time=") || StartsWithAt(s, p, "ts=") || StartsWithAt(s, p, "level=") ||
+                   StartsWithAt(s, p, "lvl=") || StartsWithAt(s, p, "t=")) {
+          std::string_view m;
+          if (ParseLogfmt(s, p, env, m, logfmt) && m.data() != nullptr) {
+            message = m;
+            logfmt_msg = true;
+            p = s.size();
+            break;
+          }
+        } else {
+          next = ParseCompose(s, p, env);
+          if (next == npos) next = ParseJournald(s, p, env);
+        }
+      }
+      if (next == npos || next == p) break;
+      p = next;
+    }
+    if (!env.level) NcclLevel(s.substr(p), env);
+    env.msg = p;
+    if (!logfmt_msg) message = s.substr(p);
+  }
+
+  static bool we_glog(std::string_view s, size_t p) { return LevelLetter(s[p]) && MonthDayDigits(s, p + 1) > 0; }
+
+  // Tries the line as a JSON object. On success fills the out-params and returns true.
+  bool ParseJson(std::string_view raw, std::string_view& text, Envelope& env, std::string_view& container) {
+    JsonFields f;
+    if (!json->Parse(raw, f)) return false;
+    text = f.has_text ? f.text : raw;  // no message key: the object itself is the text
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    if (!f.time.empty()) {
+      Envelope t;
+      if (ParseIso(f.time, 0, t) != npos) {
+        std::memcpy(env.time, t.time, t.time_len);
+        env.time_len = t.time_len;
+      } else {
+        env.TimeAppend(f.time.substr(0, 40));
+      }
+    }
+    if (!f.level.empty()) env.SetLevel(LevelName(f.level, false));
+    container = f.container;
+    return true;
+  }
+};
+
+Decoder::Decoder() : impl_(std::make_unique<Impl>()) {}
+Decoder::~Decoder() = default;
+
+void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
+  Impl& im = *impl_;
+  out.number = line.number;
+  out.offset = line.offset;
+  out.cut = line.cut;
+  out.json = false;
+  meta = LineMeta();
+  std::string_view raw = line.raw;
+  meta.valid_utf8 = FastValidUtf8(raw);
+
+  Envelope json_env;
+  std::string_view text = raw;
+  std::string_view container;
+  size_t first = 0;
+  while (first < raw.size() && IsSpace(raw[first])) ++first;
+  if (first < raw.size() && raw[first] == '{' && raw.back() == '}') {
+    std::string_view t;
+    if (im.ParseJson(raw, t, json_env, container)) {
+      out.json = true;
+      // The parser's buffer is reused by the next line: copy the message out.
+      im.inner.assign(t.data(), t.size());
+      text = im.inner;
+    }
+  }
+  if (HasAnsi(text)) {
+    im.ansi.clear();
+    StripAnsi(text, im.ansi);
+    text = im.ansi;
+  }
+
+  Envelope env;
+  std::string_view message;
+  im.ParsePlain(text, env, message);
+  if (!env.has_time() && json_env.has_time()) {
+    std::memcpy(env.time, json_env.time, json_env.time_len);
+    env.time_len = json_env.time_len;
+  }
+  const char* level = json_env.level ? json_env.level : env.level;
+
+  out.message.assign(message.data(), message.size());
+  // display: the text as a person reads it, valid UTF-8.
+  bool text_valid = (text.data() == raw.data() && text.size() == raw.size()) ? meta.valid_utf8 : FastValidUtf8(text);
+  if (text_valid) {
+    out.display.assign(text.data(), text.size());
+  } else {
+    out.display = SanitizeUtf8(text);
+  }
+  if (env.has_process) {
+    if (out.process) out.process->assign(env.process.data(), env.process.size());
+    else out.process.emplace(env.process);
+  } else {
+    out.process.reset();
+  }
+  if (level) {
+    if (out.level) out.level->assign(level);
+    else out.level.emplace(level);
+  } else {
+    out.level.reset();
+  }
+  if (env.has_time()) {
+    if (out.time) out.time->assign(env.time, env.time_len);
+    else out.time.emplace(env.time, env.time_len);
+  } else {
+    out.time.reset();
+  }
+  if (!env.host.empty()) out.host.emplace(env.host);
+  else out.host.reset();
+  if (!container.empty()) out.container.emplace(container);
+  else if (!env.container.empty()) out.container.emplace(env.container);
+  else out.container.reset();
+
+  meta.header = env.header || level != nullptr || env.has_time();
+  meta.shape = env.msg > 0 ? ShapeHash(text.substr(0, env.msg)) : (meta.header ? 1 : 0);
+  size_t ind = 0;
+  while (ind < message.size() && IsSpace(message[ind])) ++ind;
+  meta.indent = ind;
+}
+
+}  // namespace triage::ingest::detail

@@ -1,0 +1,54 @@
+// Decoder: one framed line to a DecodedLine.
+//
+// Detects, per line, a JSON object (simdjson on-demand; the message from `msg`, `message`, `log`
+// or `text`, docker's json-file `{"log","stream","time"}` included) or plain text; a line that
+// looks like JSON but does not parse is plain text. Then takes the envelope apart: timestamps and
+// levels of the common shapes (ISO 8601, bracketed dates, vLLM, syslog, dmesg, glog/klog, c10,
+// logfmt, loguru, Python logging, zap, Ray), process prefixes (`[rank0]:`, `(EngineCore pid=1)`,
+// SGLang's `[date TP3]`, docker-compose `name  | `, journald `host unit[pid]:`), and ANSI colour
+// escapes (also rsyslog's `#033[` form). The message keeps the raw bytes (invalid UTF-8 too);
+// `display` is valid UTF-8.
+//
+// Never fails: every input gives a DecodedLine. Not thread-safe (one per stream).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "framer.h"
+#include "triage/ingest/event.h"
+
+namespace triage::ingest::detail {
+
+// What the assembler needs beyond the DecodedLine.
+struct LineMeta {
+  uint64_t shape = 0;        // hash of the envelope text with digits skipped (0: no envelope)
+  bool header = false;       // the line carries its own time or level
+  bool valid_utf8 = true;
+  size_t indent = 0;         // leading spaces/tabs of the message
+};
+
+class Decoder {
+ public:
+  Decoder();
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // Overwrites every field of `out` (reusing its string capacity).
+  void Decode(const LineView& line, DecodedLine& out, LineMeta& meta);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Parts of the decoder exposed for tests and fuzzing.
+// Removes ANSI CSI/OSC escapes and rsyslog's "#033[...m" form; appends the result to `out`.
+void StripAnsi(std::string_view s, std::string& out);
+bool HasAnsi(std::string_view s);
+// True when `s` is valid UTF-8 (fast path for ASCII).
+bool FastValidUtf8(std::string_view s);
+
+}  // namespace triage::ingest::detail

@@ -1,0 +1,109 @@
+// Framer: a byte stream in arbitrary chunks to lines.
+//
+// Lines end at '\n'; a '\r' right before it is part of the terminator (CRLF), and so is a '\r'
+// that ends the input. The bytes of a line are passed on as read (NUL bytes and invalid UTF-8
+// included). A line longer than the cap is cut: its first `cap` bytes are kept, the rest is
+// counted in full_length and dropped as it streams past, so memory is bounded by the cap however
+// long the line is. Finish() frames a last line that has no newline.
+//
+// The callback gets a LineView whose `raw` is valid only during the call.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace triage::ingest::detail {
+
+struct LineView {
+  uint64_t number = 0;       // 1-based
+  uint64_t offset = 0;       // byte offset of the first byte of the line
+  std::string_view raw;      // without terminator; at most cap bytes
+  bool cut = false;
+  uint64_t full_length = 0;  // length before cutting (terminator excluded)
+};
+
+class Framer {
+ public:
+  explicit Framer(size_t cap) : cap_(cap == 0 ? 1 : cap) {}
+
+  // Calls on_line(const LineView&) for every line completed by `bytes`.
+  template <typename OnLine>
+  void Feed(std::string_view bytes, OnLine&& on_line) {
+    const char* p = bytes.data();
+    const char* end = p + bytes.size();
+    while (p < end) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      if (nl == nullptr) {
+        Carry(std::string_view(p, static_cast<size_t>(end - p)));
+        pos_ += static_cast<uint64_t>(end - p);
+        return;
+      }
+      std::string_view part(p, static_cast<size_t>(nl - p));
+      pos_ += part.size() + 1;
+      if (pending_ == 0) {
+        // The whole line is inside this chunk: no copy.
+        Emit(part, part.size(), part.empty() ? '\0' : part.back(), on_line);
+      } else {
+        Carry(part);
+        Emit(carry_, pending_, last_, on_line);
+        carry_.clear();
+        pending_ = 0;
+      }
+      line_start_ = pos_;
+      p = nl + 1;
+    }
+  }
+
+  // Frames a final line that has no newline (if any bytes are pending).
+  template <typename OnLine>
+  void Finish(OnLine&& on_line) {
+    if (pending_ == 0) return;
+    Emit(carry_, pending_, last_, on_line);
+    carry_.clear();
+    pending_ = 0;
+    line_start_ = pos_;
+  }
+
+  uint64_t bytes() const { return pos_; }
+  uint64_t lines() const { return number_; }
+  size_t cap() const { return cap_; }
+
+ private:
+  // `content`: at least min(cap, length) first bytes of the line's content (terminator '\n'
+  // excluded); `length`: the content's full length; `last`: its last byte.
+  template <typename OnLine>
+  void Emit(std::string_view content, uint64_t length, char last, OnLine& on_line) {
+    uint64_t full = length;
+    if (full > 0 && last == '\r') --full;
+    LineView v;
+    v.number = ++number_;
+    v.offset = line_start_;
+    v.full_length = full;
+    v.cut = full > cap_;
+    v.raw = content.substr(0, static_cast<size_t>(std::min<uint64_t>(full, cap_)));
+    on_line(static_cast<const LineView&>(v));
+  }
+
+  void Carry(std::string_view part) {
+    if (part.empty()) return;
+    pending_ += part.size();
+    last_ = part.back();
+    // Keep at most cap_ bytes (plus nothing else): the rest of a long line is only counted.
+    if (carry_.size() < cap_) {
+      carry_.append(part.substr(0, std::min(part.size(), cap_ - carry_.size())));
+    }
+  }
+
+  size_t cap_;
+  uint64_t pos_ = 0;         // bytes consumed so far
+  uint64_t number_ = 0;      // lines framed so far
+  uint64_t line_start_ = 0;  // offset of the pending line
+  std::string carry_;        // first bytes of the pending partial line, at most cap_
+  uint64_t pending_ = 0;     // length of the pending partial line so far
+  char last_ = '\0';         // last byte of the pending partial line
+};
+
+}  // namespace triage::ingest::detail
