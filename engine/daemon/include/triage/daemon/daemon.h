@@ -1,0 +1,112 @@
+// `triage watch`: a daemon that tails every log file of some folders into the store.
+//
+// What it does
+//   - Finds the files of the watched folders that the include globs select and the exclude globs
+//     do not (see file_selector.h for the defaults), with or without subfolders, and follows
+//     them as they grow: inotify events arrive on one descriptor in an event loop; nothing polls.
+//   - Each file is read from its checkpoint (path, inode, offset) in the store, through the same
+//     pipeline as `triage analyze` (ingest::EventStream -> core::Analyzer), one stream per file.
+//   - Incidents go to the store as soon as they close: at once when a fatal event closes them,
+//     else once the file has been quiet for `quiet_gap_seconds`.
+//   - Exactly once: a file's checkpoint only ever moves to an offset where its pipeline holds
+//     nothing (no partial line, no open multi-line event, no open incident), and the incidents
+//     that closed before that offset are written in the same transaction as the checkpoint. A
+//     daemon killed at any moment resumes at the last such offset with a fresh pipeline, which is
+//     the state it had there, so nothing is skipped and nothing is counted twice.
+//   - Rotation: a renamed file is finished through its open descriptor and the new file is
+//     followed; a truncated file (copytruncate) is read again from its start, and its copy is
+//     read only from where the original had been read to; a deleted file is finished and a file
+//     created under its name is a new file; a compressed rotation of a file is never read again.
+//   - SIGTERM and SIGINT commit what has closed with the checkpoints and return; SIGHUP reloads
+//     the configuration and the rules (broken rules keep the old ones, and the error is logged).
+//   - With verification on, a background thread runs the verifiers for each new incident, rate
+//     limited, and adds the verdicts to the store; ingestion never waits for it.
+//   - A heartbeat with counters is written to the store (read by `triage status`).
+//
+// Ownership and threads
+//   Run() blocks the calling thread for the daemon's life and owns everything it creates. The
+//   log sink is called from the daemon's thread and from the verification thread, never from two
+//   at once.
+//
+// Errors
+//   Run() returns a Status when the daemon cannot start (no usable rules, a store that cannot be
+//   opened, no folder to watch) or stops on an error it cannot go on after. Errors of one file
+//   (unreadable, vanished) or one write (store busy) are logged, counted and retried; they do not
+//   stop the daemon. Nothing is printed: the daemon's own log goes to the sink.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "triage/core/config.h"
+#include "triage/core/verifier.h"
+#include "triage/status.h"
+
+namespace triage::daemon {
+
+// One line of the daemon's own log: a level, an event name and key/value fields, in order.
+struct LogRecord {
+  enum class Level { kDebug, kInfo, kWarning, kError };
+  Level level = Level::kInfo;
+  std::string event;  // "file.open", "incident", "rotation", "reload", ...
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+using LogSink = std::function<void(const LogRecord&)>;
+
+// "info", "warning", ...
+const char* LogLevelName(LogRecord::Level level);
+// The record as one logfmt line without the newline: `time=... level=info event=x key=value`;
+// values with spaces, quotes or '=' are quoted and escaped. `time` is UTC ISO 8601 with
+// milliseconds.
+std::string FormatLogfmt(const LogRecord& record);
+
+// Makes the runner that --verify uses, from the configuration in force (called again after a
+// reload). Returning null turns verification off.
+using RunnerFactory =
+    std::function<std::unique_ptr<core::VerificationRunner>(const core::Config& config)>;
+
+struct WatchOptions {
+  // Folders to watch; empty: the configuration's [watch] folders.
+  std::vector<std::string> folders;
+  // Globs on file names (a glob with a '/' is matched against the path relative to the watched
+  // folder). Empty: the configuration's, else the defaults of file_selector.h.
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
+  bool recursive = false;
+  // Catch up with every file to its end, write what was found, and return.
+  bool once = false;
+  // --db; empty: core::ResolveDbPath(nullopt, config).
+  std::string db_path;
+  // --config, read again on SIGHUP.
+  std::optional<std::string> config_path;
+  // --rules folders, after the shipped packs and the configuration's folders.
+  std::vector<std::string> rule_folders;
+  // Seconds without new bytes after which a file's open incidents are closed and written;
+  // unset: the configuration's [watch] quiet_gap (default 300 s).
+  std::optional<double> quiet_gap_seconds;
+  // Run the verifiers for new incidents (also on when the configuration's [verify] enabled is).
+  bool verify = false;
+  RunnerFactory runner_factory;  // required for verification
+  // At most one incident verified per this many seconds; a backlog over verify_queue_limit
+  // drops the oldest requests (logged and counted).
+  double verify_min_interval_seconds = 2;
+  size_t verify_queue_limit = 64;
+  // How often the heartbeat is written.
+  double heartbeat_seconds = 5;
+  // How long a checkpoint that moved with no incident may wait before it is written (bounds the
+  // re-reading after a crash and the write rate).
+  double checkpoint_seconds = 1;
+  LogSink log;  // may be empty: no log
+};
+
+// Runs the daemon until SIGTERM/SIGINT (or, with `once`, until every file is caught up).
+// Returns Ok on a clean stop.
+Status Run(const WatchOptions& options);
+
+}  // namespace triage::daemon

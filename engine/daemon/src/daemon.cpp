@@ -1,0 +1,1185 @@
+// The daemon: one Asio event loop (one thread) over inotify, signals and timers; a tail per file.
+//
+// Why the checkpoint discipline looks the way it does: a checkpoint is the offset where a fresh
+// pipeline would be in exactly the state the running one is in. That holds only where the
+// running one holds nothing (StreamPipeline::Settled), so a file's checkpoint moves only to such
+// offsets, and every incident that closed before one is written in the transaction that moves
+// it. An incident closed while something else of its file is still open waits in memory for the
+// next settled offset (or the quiet gap); after a crash it is simply found again.
+#include "triage/daemon/daemon.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "inotify_watcher.h"
+#include "stream_pipeline.h"
+#include "triage/core/analyzer.h"
+#include "triage/core/rules.h"
+#include "triage/daemon/file_selector.h"
+#include "triage/store/store.h"
+#include "verify_worker.h"
+
+namespace triage::daemon {
+
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using detail::FsChange;
+using detail::StreamPipeline;
+
+constexpr size_t kReadChunk = 1 << 20;         // one pread
+constexpr size_t kTurnBudget = 4 << 20;        // bytes one file may read before the next's turn
+constexpr size_t kHeadBytes = 1024;            // kept to recognise a copy of the file
+constexpr size_t kMaxPartialLine = 2 << 20;    // a longer unterminated line goes to the framer
+constexpr auto kOrphanGrace = std::chrono::seconds(2);    // writes to a renamed/deleted file
+constexpr auto kCopyDecision = std::chrono::seconds(30);  // a copy with no truncation seen
+
+struct FileId {
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  bool operator<(const FileId& o) const { return dev != o.dev ? dev < o.dev : ino < o.ino; }
+  bool operator==(const FileId& o) const { return dev == o.dev && ino == o.ino; }
+};
+
+FileId IdOf(const struct stat& st) {
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+std::string Errno(int err) { return std::strerror(err); }
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty() || dir == ".") return name;
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+// "2026-11-02T09:00:00" (UTC) to seconds since the epoch; -1 when unparsable.
+int64_t ParseUtc(const std::string& iso) {
+  std::tm tm{};
+  if (iso.size() < 19 || !strptime(iso.substr(0, 19).c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) {
+    if (iso.size() < 19 || !strptime(iso.substr(0, 19).c_str(), "%Y-%m-%d %H:%M:%S", &tm))
+      return -1;
+  }
+  return static_cast<int64_t>(timegm(&tm));
+}
+
+std::string NowUtc() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+// Birth time of a file (statx), -1 when the file system does not record it.
+int64_t BirthTime(int fd) {
+  struct statx stx {};
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &stx) != 0) return -1;
+  if (!(stx.stx_mask & STATX_BTIME)) return -1;
+  return static_cast<int64_t>(stx.stx_btime.tv_sec);
+}
+
+// Reads exactly `n` bytes at `offset` unless the file is shorter; returns what was read.
+std::string ReadAt(int fd, uint64_t offset, size_t n) {
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = pread(fd, out.data() + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  out.resize(got);
+  return out;
+}
+
+// Number of '\n' in the first `offset` bytes.
+uint64_t CountLines(int fd, uint64_t offset) {
+  std::vector<char> buf(kReadChunk);
+  uint64_t lines = 0, pos = 0;
+  while (pos < offset) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), offset - pos));
+    ssize_t r = pread(fd, buf.data(), want, static_cast<off_t>(pos));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    lines += static_cast<uint64_t>(std::count(buf.data(), buf.data() + r, '\n'));
+    pos += static_cast<uint64_t>(r);
+  }
+  return lines;
+}
+
+struct Folder {
+  std::string path;
+  std::string root;  // the watched folder it is in (itself for a root)
+  int wd = -1;
+};
+
+struct Tail {
+  enum class Kind { kLive, kOrphan, kPendingCopy };
+  Kind kind = Kind::kLive;
+  FileId id;
+  int fd = -1;
+  int wd = -1;  // folder watch; -1 in --once
+  std::string folder;
+  std::string name;
+  std::string path;
+  std::string rel;  // relative to its watched root
+
+  uint64_t read_offset = 0;     // next byte to read
+  std::string partial;          // bytes read after the last line end (not fed)
+  bool partial_fed = false;     // an over-long unterminated line was handed to the framer
+  uint64_t lines = 0;           // line ends before the fed bytes' end
+  uint64_t settled_offset = 0;  // the last offset where the pipeline held nothing
+  uint64_t committed_offset = 0;
+  std::vector<core::Incident> closed;  // closed, waiting for a settled offset
+  std::unique_ptr<StreamPipeline> pipe;
+  std::string head;
+  Clock::time_point last_data = Clock::now();
+  Clock::time_point created = Clock::now();
+  Clock::time_point orphan_deadline{};
+  FileId copy_of{};  // kPendingCopy: the file it seems to be a copy of
+  bool queued = false;
+
+  ~Tail() {
+    if (fd >= 0) close(fd);
+  }
+  uint64_t fed_offset() const { return read_offset - partial.size(); }
+  bool Holding() const {
+    return !partial.empty() || partial_fed || !closed.empty() || (pipe && !pipe->Settled());
+  }
+};
+
+struct Counters {
+  int64_t bytes = 0;
+  int64_t lines = 0;
+  int64_t incidents = 0;       // occurrences written
+  int64_t new_incidents = 0;   // of which new fingerprints
+  int64_t commits = 0;
+  int64_t errors = 0;
+  int64_t rotations = 0;
+  int64_t truncations = 0;
+  int64_t files_opened = 0;
+  int64_t reloads = 0;
+};
+
+class Daemon {
+ public:
+  explicit Daemon(const WatchOptions& options) : opts_(options) {}
+  Status Start();
+  Status RunLoop();
+
+ private:
+  // Logging (thread-safe: the verify worker logs too).
+  void Log(LogRecord record);
+  void Info(std::string event, std::vector<std::pair<std::string, std::string>> f) {
+    Log({LogRecord::Level::kInfo, std::move(event), std::move(f)});
+  }
+  void Warn(std::string event, std::vector<std::pair<std::string, std::string>> f) {
+    Log({LogRecord::Level::kWarning, std::move(event), std::move(f)});
+  }
+  void Error(std::string event, std::string error,
+             std::vector<std::pair<std::string, std::string>> f = {}) {
+    f.emplace_back("error", error);
+    last_error_ = event + ": " + error;
+    ++counters_.errors;
+    Log({LogRecord::Level::kError, std::move(event), std::move(f)});
+  }
+
+  // Configuration and rules.
+  Status LoadSettings(bool initial);
+  core::AnalyzerOptions AnalyzerOpts() const;
+
+  // Folders.
+  void AddRoot(const std::string& path);
+  void AddFolder(const std::string& path, const std::string& root, bool startup);
+  void Reconcile(const std::string& folder_path, int wd, bool startup);
+  void RescanAll(bool startup);
+
+  // Tails.
+  void OpenTail(const Folder& folder, const std::string& name, const std::string& rel, int fd,
+                const struct stat& st, bool startup);
+  uint64_t StartOffset(int fd, const std::string& path, const struct stat& st);
+  void IndexTail(Tail& t);
+  void UnindexTail(Tail& t);
+  void MakeOrphan(Tail& t, const char* why);
+  void MarkReady(Tail& t);
+  void Drain();
+  bool ReadTail(Tail& t, size_t budget);  // true when more may be waiting
+  void Consume(Tail& t, const char* data, size_t n);
+  void AfterFeed(Tail& t);
+  void OnTruncated(Tail& t, uint64_t size);
+  void DecidePendingCopy(Tail& t, bool deadline_passed);
+  void FinishEpoch(Tail& t, const char* why);
+  void NewPipeline(Tail& t);
+  void QueueCheckpoint(const Tail& t);
+
+  // Store.
+  void Commit();
+  void ScheduleCommit(std::chrono::milliseconds delay);
+  void WriteHeartbeat(bool running);
+  void HeartbeatLater();
+
+  // Events.
+  void OnChanges(std::vector<FsChange>& changes);
+  void OnSignal(int signo);
+  void Tick();
+  void ArmTick();
+  void Shutdown();
+
+  const WatchOptions& opts_;
+  asio::io_context io_;
+  std::unique_ptr<asio::signal_set> signals_;
+  std::unique_ptr<asio::steady_timer> tick_timer_, commit_timer_, heartbeat_timer_;
+  std::unique_ptr<detail::InotifyWatcher> inotify_;
+  std::optional<store::Store> store_;
+  std::string db_path_;
+
+  core::Config config_;
+  std::shared_ptr<const core::RuleSet> rules_;
+  std::unique_ptr<FileSelector> selector_;
+  double quiet_gap_ = 300;
+  bool verify_ = false;
+  std::unique_ptr<detail::VerifyWorker> verifier_;
+
+  std::vector<std::string> roots_;
+  std::map<int, Folder> folders_;                 // by watch descriptor (or a fake id in --once)
+  std::map<std::string, int> folder_by_path_;
+  int next_fake_wd_ = -2;
+  std::map<FileId, std::unique_ptr<Tail>> tails_;  // live and pending copies, by file identity
+  std::vector<std::unique_ptr<Tail>> orphans_;     // renamed away or deleted, being finished
+  std::unordered_map<std::string, FileId> by_path_;
+  std::set<std::string> skipped_compressed_;
+  std::deque<Tail*> ready_;
+  bool draining_posted_ = false;
+
+  // Checkpoints as loaded at start (for files found by the startup scan).
+  std::map<std::string, store::SourceCheckpoint> saved_by_path_;
+  std::multimap<uint64_t, store::SourceCheckpoint> saved_by_inode_;
+
+  // The next transaction.
+  std::vector<core::Incident> pending_incidents_;
+  std::map<std::string, store::SourceCheckpoint> pending_checkpoints_;
+  bool commit_armed_ = false;
+  bool stopping_ = false;
+
+  Counters counters_;
+  std::string last_error_;
+  std::string started_at_;
+  std::mutex log_mu_;
+};
+
+void Daemon::Log(LogRecord record) {
+  if (!opts_.log) return;
+  std::lock_guard<std::mutex> lock(log_mu_);
+  opts_.log(record);
+}
+
+// ---------------------------------------------------------------------------------------------
+// configuration
+
+Status Daemon::LoadSettings(bool initial) {
+  auto cfg = core::LoadConfig(opts_.config_path);
+  if (!cfg.ok()) return cfg.status().Annotate("configuration");
+  std::vector<std::string> folders = {core::ShippedRulesDir()};
+  for (const auto& f : cfg->rule_folders) folders.push_back(f);
+  for (const auto& f : opts_.rule_folders) folders.push_back(f);
+  auto loaded = core::LoadRules(folders);
+  if (!loaded.rules || (!initial && !loaded.diagnostics.empty())) {
+    std::string first = loaded.diagnostics.empty() ? std::string("no rules loaded")
+                                                   : loaded.diagnostics.front().ToString();
+    for (const auto& d : loaded.diagnostics)
+      Log({LogRecord::Level::kError, "rules.error", {{"diagnostic", d.ToString()}}});
+    return Status::InvalidInput("rules: " + first +
+                                (loaded.diagnostics.size() > 1
+                                     ? " (and " + std::to_string(loaded.diagnostics.size() - 1) +
+                                           " more)"
+                                     : std::string()));
+  }
+  for (const auto& d : loaded.diagnostics)
+    Log({LogRecord::Level::kWarning, "rules.warning", {{"diagnostic", d.ToString()}}});
+
+  config_ = std::move(cfg).value();
+  rules_ = loaded.rules;
+  selector_ = std::make_unique<FileSelector>(
+      !opts_.include.empty() ? opts_.include : config_.watch_include,
+      !opts_.exclude.empty() ? opts_.exclude : config_.watch_exclude);
+  quiet_gap_ = opts_.quiet_gap_seconds ? *opts_.quiet_gap_seconds : config_.quiet_gap_seconds;
+  if (quiet_gap_ < 0.05) quiet_gap_ = 0.05;
+  verify_ = opts_.verify || config_.verify_enabled;
+  if (initial) {
+    db_path_ = opts_.db_path.empty() ? core::ResolveDbPath(std::nullopt, config_) : opts_.db_path;
+  }
+  if (verify_ && !opts_.once) {
+    if (!opts_.runner_factory) return Status::InvalidInput("verification: no verifier runner");
+    if (!verifier_) {
+      verifier_ = std::make_unique<detail::VerifyWorker>(
+          db_path_, opts_.verify_min_interval_seconds, opts_.verify_queue_limit,
+          [this](LogRecord r) { Log(std::move(r)); });
+    }
+    verifier_->SetRunner(opts_.runner_factory(config_));
+  } else if (verifier_) {
+    verifier_->SetRunner(nullptr);
+  }
+  return Status::Ok();
+}
+
+core::AnalyzerOptions Daemon::AnalyzerOpts() const {
+  core::AnalyzerOptions o;
+  o.quiet_gap_seconds = config_.quiet_gap_seconds;
+  return o;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// start
+
+Status Daemon::Start() {
+  started_at_ = NowUtc();
+  if (Status st = LoadSettings(/*initial=*/true); !st.ok()) return st;
+
+  auto db = store::Store::Open(db_path_);
+  if (!db.ok()) return db.status().Annotate(db_path_);
+  store_.emplace(std::move(db).value());
+  auto saved = store_->ListCheckpoints();
+  if (!saved.ok()) return saved.status().Annotate(db_path_);
+  for (auto& cp : *saved) {
+    saved_by_inode_.emplace(cp.inode, cp);
+    saved_by_path_[cp.path] = cp;
+  }
+
+  roots_ = opts_.folders.empty() ? config_.watch_folders : opts_.folders;
+  if (roots_.empty()) return Status::InvalidInput("no folder to watch (give DIR or [watch] folders)");
+
+  io_.restart();
+  tick_timer_ = std::make_unique<asio::steady_timer>(io_);
+  commit_timer_ = std::make_unique<asio::steady_timer>(io_);
+  heartbeat_timer_ = std::make_unique<asio::steady_timer>(io_);
+  if (!opts_.once) {
+    // --once never runs the loop: its signals keep their default action.
+    signals_ = std::make_unique<asio::signal_set>(io_, SIGTERM, SIGINT, SIGHUP);
+    signals_->async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (!ec) OnSignal(signo);
+    });
+  }
+
+  if (!opts_.once) {
+    auto watcher = detail::InotifyWatcher::Create(
+        io_, [this](std::vector<FsChange>& changes) { OnChanges(changes); });
+    if (!watcher.ok()) return watcher.status();
+    inotify_ = std::move(watcher).value();
+  }
+  for (const auto& root : roots_) {
+    struct stat st {};
+    if (stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return Status::NotFound(root + ": not a folder");
+    }
+    AddRoot(root);
+  }
+  Info("watch.start",
+       {{"folders", std::to_string(roots_.size())},
+        {"files", std::to_string(tails_.size())},
+        {"db", db_path_},
+        {"quiet_gap", std::to_string(quiet_gap_)},
+        {"verify", verify_ ? "on" : "off"},
+        {"once", opts_.once ? "yes" : "no"}});
+  if (inotify_) inotify_->Start();
+  if (!opts_.once) {
+    WriteHeartbeat(true);
+    HeartbeatLater();
+  }
+  return Status::Ok();
+}
+
+Status Daemon::RunLoop() {
+  if (opts_.once) {
+    // Catch up: read every file to its end, then end every stream there.
+    while (!ready_.empty()) {
+      Tail* t = ready_.front();
+      ready_.pop_front();
+      t->queued = false;
+      while (ReadTail(*t, kTurnBudget)) {
+      }
+    }
+    for (auto& [id, t] : tails_) {
+      if (t->kind == Tail::Kind::kPendingCopy) continue;
+      FinishEpoch(*t, "once");
+    }
+    Commit();
+    if (!pending_incidents_.empty() || !pending_checkpoints_.empty()) {
+      return Status::Io("the store refused the last write: " + last_error_);
+    }
+    Info("watch.done", {{"files", std::to_string(tails_.size())},
+                        {"bytes", std::to_string(counters_.bytes)},
+                        {"incidents", std::to_string(counters_.incidents)}});
+    return Status::Ok();
+  }
+  try {
+    io_.run();
+  } catch (const std::exception& e) {
+    return Status::Io(std::string("event loop: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// folders
+
+void Daemon::AddRoot(const std::string& path) { AddFolder(path, path, /*startup=*/true); }
+
+void Daemon::AddFolder(const std::string& path, const std::string& root, bool startup) {
+  if (folder_by_path_.count(path)) {
+    Reconcile(path, folder_by_path_[path], startup);
+    return;
+  }
+  int wd = next_fake_wd_--;
+  if (inotify_) {
+    auto w = inotify_->WatchFolder(path);
+    if (!w.ok()) {
+      Error("folder.watch", w.status().message(), {{"folder", path}});
+      return;
+    }
+    wd = *w;
+  }
+  folders_[wd] = Folder{path, root, wd};
+  folder_by_path_[path] = wd;
+  Reconcile(path, wd, startup);
+  if (!opts_.recursive) return;
+  DIR* dir = opendir(path.c_str());
+  if (!dir) return;
+  std::vector<std::string> subs;
+  while (dirent* e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    bool is_dir = e->d_type == DT_DIR;
+    if (e->d_type == DT_UNKNOWN) {
+      struct stat st {};
+      is_dir = lstat(JoinPath(path, name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (is_dir) subs.push_back(JoinPath(path, name));
+  }
+  closedir(dir);
+  for (const auto& s : subs) AddFolder(s, root, startup);
+}
+
+void Daemon::RescanAll(bool startup) {
+  std::vector<std::pair<std::string, int>> all;
+  for (const auto& [wd, f] : folders_) all.emplace_back(f.path, wd);
+  for (const auto& [path, wd] : all) Reconcile(path, wd, startup);
+  for (auto& [id, t] : tails_) MarkReady(*t);
+}
+
+// Brings the tails of one folder in line with what the folder holds now: renamed files keep
+// their tail under the new name, new files get one, files gone (deleted, moved away, renamed to
+// a name not selected) are finished through their open descriptor.
+void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
+  auto fit = folders_.find(wd);
+  if (fit == folders_.end()) return;
+  const Folder folder = fit->second;
+  std::set<FileId> present;
+  DIR* dir = opendir(folder_path.c_str());
+  if (dir) {
+    std::vector<std::string> names;
+    while (dirent* e = readdir(dir)) {
+      if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN && e->d_type != DT_LNK) continue;
+      names.emplace_back(e->d_name);
+    }
+    closedir(dir);
+    std::string prefix = folder.path == folder.root
+                             ? std::string()
+                             : folder.path.substr(folder.root.size() +
+                                                  (folder.root.back() == '/' ? 0 : 1)) +
+                                   "/";
+    for (const auto& name : names) {
+      std::string rel = prefix + name;
+      if (!selector_->Selects(rel)) continue;
+      std::string path = JoinPath(folder.path, name);
+      struct stat st {};
+      if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      FileId id = IdOf(st);
+      auto it = tails_.find(id);
+      if (it != tails_.end()) {
+        Tail& t = *it->second;
+        struct stat own {};
+        bool alive = fstat(t.fd, &own) == 0 && own.st_nlink > 0;
+        if (alive) {
+          present.insert(id);
+          if (t.path != path) {
+            Info("file.rename", {{"from", t.path}, {"to", path}});
+            ++counters_.rotations;
+            UnindexTail(t);
+            t.folder = folder.path;
+            t.name = name;
+            t.path = path;
+            t.rel = rel;
+            t.wd = wd;
+            IndexTail(t);
+            MarkReady(t);
+          }
+          continue;
+        }
+        // The tail's file was deleted and its inode number given to this new file.
+        MakeOrphan(t, "deleted");
+      }
+      // A renamed file that had been given up as gone (moved out and back): take it again.
+      auto orphan = std::find_if(orphans_.begin(), orphans_.end(),
+                                 [&](const std::unique_ptr<Tail>& o) { return o->id == id; });
+      if (orphan != orphans_.end()) {
+        struct stat own {};
+        if (fstat((*orphan)->fd, &own) == 0 && own.st_nlink > 0) {
+          std::unique_ptr<Tail> t = std::move(*orphan);
+          orphans_.erase(orphan);
+          t->kind = Tail::Kind::kLive;
+          t->folder = folder.path;
+          t->name = name;
+          t->path = path;
+          t->rel = rel;
+          t->wd = wd;
+          Tail& ref = *t;
+          tails_[id] = std::move(t);
+          IndexTail(ref);
+          present.insert(id);
+          MarkReady(ref);
+          continue;
+        }
+      }
+      if (IsCompressedName(name)) {
+        std::string plain = UncompressedName(path);
+        if (skipped_compressed_.count(path) || saved_by_path_.count(plain) ||
+            by_path_.count(plain) || pending_checkpoints_.count(plain)) {
+          if (skipped_compressed_.insert(path).second)
+            Info("file.skip", {{"path", path}, {"reason", "compressed rotation of a file read"}});
+          continue;
+        }
+      }
+      int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      if (fd < 0) {
+        Error("file.open", Errno(errno), {{"path", path}});
+        continue;
+      }
+      struct stat fst {};
+      if (fstat(fd, &fst) != 0 || !(IdOf(fst) == id)) {
+        close(fd);  // replaced between stat and open: its own event follows
+        continue;
+      }
+      present.insert(id);
+      OpenTail(folder, name, rel, fd, fst, startup);
+    }
+  }
+  // Tails of this folder that are no longer in it.
+  std::vector<Tail*> gone;
+  for (auto& [id, t] : tails_)
+    if (t->wd == wd && !present.count(id)) gone.push_back(t.get());
+  for (Tail* t : gone) {
+    struct stat own {};
+    bool alive = fstat(t->fd, &own) == 0 && own.st_nlink > 0;
+    MakeOrphan(*t, alive ? "moved away" : "deleted");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// tails
+
+uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat& st) {
+  const uint64_t inode = static_cast<uint64_t>(st.st_ino);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const store::SourceCheckpoint* cp = nullptr;
+  auto p = saved_by_path_.find(path);
+  if (p != saved_by_path_.end() && p->second.inode == inode) {
+    cp = &p->second;
+  } else {
+    // Renamed while the daemon was down: the checkpoint is under the old name. Prefer the most
+    // recent of several (an inode number may have been reused).
+    auto [lo, hi] = saved_by_inode_.equal_range(inode);
+    for (auto it = lo; it != hi; ++it)
+      if (!cp || it->second.updated_at > cp->updated_at) cp = &it->second;
+  }
+  if (!cp) return 0;
+  // A file born after the checkpoint was written cannot be the file it describes (its inode
+  // number was reused after a delete).
+  int64_t born = BirthTime(fd);
+  int64_t written = ParseUtc(cp->updated_at);
+  if (born >= 0 && written >= 0 && born > written) return 0;
+  if (size < cp->offset) {
+    ++counters_.truncations;
+    Info("file.truncated", {{"path", path}, {"checkpoint", std::to_string(cp->offset)},
+                            {"size", std::to_string(size)}});
+    return 0;
+  }
+  return cp->offset;
+}
+
+void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::string& rel,
+                      int fd, const struct stat& st, bool startup) {
+  auto t = std::make_unique<Tail>();
+  t->id = IdOf(st);
+  t->fd = fd;
+  t->wd = folder.wd;
+  t->folder = folder.path;
+  t->name = name;
+  t->path = JoinPath(folder.path, name);
+  t->rel = rel;
+  t->head = ReadAt(fd, 0, kHeadBytes);
+  uint64_t start = startup ? StartOffset(fd, t->path, st) : 0;
+  t->read_offset = t->settled_offset = t->committed_offset = start;
+  t->lines = start ? CountLines(fd, start) : 0;
+
+  // A file that appears while we run under a rotation name of a file we tail, starting with
+  // that file's first bytes, is likely its copy (logrotate copytruncate): its bytes are the
+  // original's, already read or about to be. It waits until the original is truncated.
+  if (!startup && RotationBase(name) != name) {
+    auto origin = by_path_.find(JoinPath(folder.path, RotationBase(name)));
+    if (origin != by_path_.end()) {
+      Tail& o = *tails_.at(origin->second);
+      if (!o.head.empty() && o.head.compare(0, t->head.size(), t->head) == 0 &&
+          !(t->head.empty() && o.read_offset == 0)) {
+        t->kind = Tail::Kind::kPendingCopy;
+        t->copy_of = o.id;
+      }
+    }
+  }
+  NewPipeline(*t);
+  ++counters_.files_opened;
+  Tail& ref = *t;
+  tails_[ref.id] = std::move(t);
+  IndexTail(ref);
+  Log({LogRecord::Level::kDebug,
+       "file.open",
+       {{"path", ref.path},
+        {"inode", std::to_string(ref.id.ino)},
+        {"offset", std::to_string(start)},
+        {"copy", ref.kind == Tail::Kind::kPendingCopy ? "maybe" : "no"}}});
+  if (ref.kind != Tail::Kind::kPendingCopy) MarkReady(ref);
+}
+
+void Daemon::IndexTail(Tail& t) { by_path_[t.path] = t.id; }
+
+void Daemon::UnindexTail(Tail& t) {
+  auto it = by_path_.find(t.path);
+  if (it != by_path_.end() && it->second == t.id) by_path_.erase(it);
+}
+
+void Daemon::NewPipeline(Tail& t) {
+  t.pipe = std::make_unique<StreamPipeline>(rules_, AnalyzerOpts(), t.lines);
+}
+
+// The file left its folder (or its name is no longer selected): read what it still gets for a
+// short grace (a writer that has not reopened yet), then finish it.
+void Daemon::MakeOrphan(Tail& t, const char* why) {
+  auto it = tails_.find(t.id);
+  if (it == tails_.end() || it->second.get() != &t) return;
+  UnindexTail(t);
+  Info("file.gone", {{"path", t.path}, {"why", why}, {"offset", std::to_string(t.read_offset)}});
+  ++counters_.rotations;
+  std::unique_ptr<Tail> owned = std::move(it->second);
+  tails_.erase(it);
+  if (owned->kind == Tail::Kind::kPendingCopy) return;  // nothing read from it
+  owned->kind = Tail::Kind::kOrphan;
+  owned->orphan_deadline = Clock::now() + kOrphanGrace;
+  Tail& ref = *owned;
+  orphans_.push_back(std::move(owned));
+  MarkReady(ref);
+  ArmTick();
+}
+
+void Daemon::MarkReady(Tail& t) {
+  if (t.queued || t.kind == Tail::Kind::kPendingCopy) return;
+  t.queued = true;
+  ready_.push_back(&t);
+  if (!opts_.once && !draining_posted_) {
+    draining_posted_ = true;
+    asio::post(io_, [this] { Drain(); });
+  }
+}
+
+void Daemon::Drain() {
+  draining_posted_ = false;
+  if (stopping_) return;
+  // One turn each, round robin: a busy file cannot starve the others, and inotify events and
+  // signals are handled between turns.
+  size_t turns = ready_.size();
+  for (size_t i = 0; i < turns && !ready_.empty(); ++i) {
+    Tail* t = ready_.front();
+    ready_.pop_front();
+    t->queued = false;
+    if (ReadTail(*t, kTurnBudget)) MarkReady(*t);
+  }
+  if (!pending_incidents_.empty()) Commit();
+  if (!ready_.empty() && !draining_posted_) {
+    draining_posted_ = true;
+    asio::post(io_, [this] { Drain(); });
+  }
+  ArmTick();
+}
+
+bool Daemon::ReadTail(Tail& t, size_t budget) {
+  if (t.kind == Tail::Kind::kPendingCopy) {
+    DecidePendingCopy(t, false);
+    if (t.kind == Tail::Kind::kPendingCopy) return false;
+  }
+  struct stat st {};
+  if (fstat(t.fd, &st) != 0) {
+    Error("file.stat", Errno(errno), {{"path", t.path}});
+    return false;
+  }
+  if (static_cast<uint64_t>(st.st_size) < t.read_offset) OnTruncated(t, st.st_size);
+  if (t.head.size() < kHeadBytes && t.read_offset < kHeadBytes)
+    t.head = ReadAt(t.fd, 0, kHeadBytes);
+  static thread_local std::vector<char> buf(kReadChunk);
+  size_t done = 0;
+  while (done < budget) {
+    ssize_t n = pread(t.fd, buf.data(), buf.size(), static_cast<off_t>(t.read_offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Error("file.read", Errno(errno), {{"path", t.path}});
+      return false;
+    }
+    if (n == 0) return false;
+    t.read_offset += static_cast<uint64_t>(n);
+    done += static_cast<size_t>(n);
+    counters_.bytes += n;
+    t.last_data = Clock::now();
+    Consume(t, buf.data(), static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Feeds whole lines to the pipeline; keeps an unterminated last line until its end arrives.
+void Daemon::Consume(Tail& t, const char* data, size_t n) {
+  const char* end = data + n;
+  const char* last_nl = nullptr;
+  for (const char* p = end; p > data;) {
+    --p;
+    if (*p == '\n') {
+      last_nl = p;
+      break;
+    }
+  }
+  if (!last_nl) {
+    t.partial.append(data, n);
+    if (t.partial.size() > kMaxPartialLine) {
+      // An over-long line: the framer caps it; the pipeline is not settled until it ends.
+      t.pipe->Feed(t.partial, t.path);
+      t.partial.clear();
+      t.partial_fed = true;
+      AfterFeed(t);
+    }
+    return;
+  }
+  size_t whole = static_cast<size_t>(last_nl - data) + 1;
+  uint64_t nl = static_cast<uint64_t>(std::count(data, data + whole, '\n'));
+  if (t.partial.empty()) {
+    t.pipe->Feed(std::string_view(data, whole), t.path);
+  } else {
+    t.partial.append(data, whole);
+    t.pipe->Feed(t.partial, t.path);
+    t.partial.clear();
+  }
+  t.partial_fed = false;
+  t.lines += nl;
+  counters_.lines += static_cast<int64_t>(nl);
+  t.partial.assign(last_nl + 1, end);
+  AfterFeed(t);
+}
+
+void Daemon::AfterFeed(Tail& t) {
+  for (auto& inc : t.pipe->TakeClosed()) t.closed.push_back(std::move(inc));
+  if (t.partial_fed || !t.pipe->Settled()) return;
+  uint64_t offset = t.fed_offset();
+  bool moved = offset != t.settled_offset;
+  t.settled_offset = offset;
+  // New rules (after SIGHUP) take over at a settled offset, where a fresh pipeline loses nothing.
+  if (t.pipe->rules() != rules_) NewPipeline(t);
+  if (!t.closed.empty()) {
+    for (auto& inc : t.closed) pending_incidents_.push_back(std::move(inc));
+    t.closed.clear();
+    QueueCheckpoint(t);
+  } else if (moved) {
+    QueueCheckpoint(t);
+    ScheduleCommit(std::chrono::milliseconds(static_cast<int64_t>(opts_.checkpoint_seconds * 1000)));
+  }
+}
+
+void Daemon::QueueCheckpoint(const Tail& t) {
+  if (t.kind != Tail::Kind::kLive) return;  // an orphan's path belongs to another file now
+  store::SourceCheckpoint cp;
+  cp.path = t.path;
+  cp.inode = t.id.ino;
+  cp.offset = t.settled_offset;
+  pending_checkpoints_[t.path] = cp;
+}
+
+// The file is shorter than what was read: copytruncate (or a writer that truncates). Its old
+// content lives on in the copy, if one appeared; the copy takes over this file's pipeline from
+// where it stood, and this file starts again from its first byte.
+void Daemon::OnTruncated(Tail& t, uint64_t size) {
+  ++counters_.truncations;
+  Reconcile(t.folder, t.wd, false);  // the copy's creation may still be queued
+  Tail* copy = nullptr;
+  for (auto& [id, c] : tails_) {
+    if (c->kind != Tail::Kind::kPendingCopy || !(c->copy_of == t.id)) continue;
+    struct stat cst {};
+    if (fstat(c->fd, &cst) == 0 && static_cast<uint64_t>(cst.st_size) >= t.fed_offset() &&
+        ReadAt(c->fd, 0, t.head.size()) == t.head) {
+      copy = c.get();
+      break;
+    }
+  }
+  Info("file.truncated", {{"path", t.path},
+                          {"offset", std::to_string(t.read_offset)},
+                          {"size", std::to_string(size)},
+                          {"copy", copy ? copy->path : "-"}});
+  if (copy) {
+    copy->kind = Tail::Kind::kLive;
+    copy->read_offset = t.fed_offset();
+    copy->lines = t.lines;
+    copy->pipe = std::move(t.pipe);
+    copy->closed = std::move(t.closed);
+    copy->settled_offset = t.settled_offset;
+    copy->committed_offset = t.committed_offset;
+    copy->last_data = Clock::now();
+    t.closed.clear();
+    QueueCheckpoint(*copy);  // resumes in the copy at the original's settled offset
+    MarkReady(*copy);
+  } else {
+    // Nothing holds the bytes between what was read and the truncation any more.
+    FinishEpoch(t, "truncated");
+  }
+  t.partial.clear();
+  t.partial_fed = false;
+  t.read_offset = t.settled_offset = t.committed_offset = 0;
+  t.lines = 0;
+  t.head.clear();
+  NewPipeline(t);
+  QueueCheckpoint(t);
+  ScheduleCommit(std::chrono::milliseconds(0));
+}
+
+void Daemon::DecidePendingCopy(Tail& t, bool deadline_passed) {
+  auto origin = tails_.find(t.copy_of);
+  std::string mine = ReadAt(t.fd, 0, kHeadBytes);
+  bool same_start = origin != tails_.end() && !origin->second->head.empty() &&
+                    origin->second->head.compare(0, mine.size(), mine) == 0;
+  if (!same_start) {
+    // Not a copy after all: an ordinary new file, read from its start.
+    t.kind = Tail::Kind::kLive;
+    t.head = mine;
+    MarkReady(t);
+    return;
+  }
+  if (!deadline_passed) return;
+  // A copy whose original never shrank (a person's `cp`): every byte of it is also in the
+  // original, which is read; so is nothing here.
+  struct stat st {};
+  if (fstat(t.fd, &st) != 0) return;
+  t.kind = Tail::Kind::kLive;
+  t.read_offset = t.settled_offset = static_cast<uint64_t>(st.st_size);
+  t.lines = CountLines(t.fd, t.read_offset);
+  t.head = mine;
+  NewPipeline(t);
+  QueueCheckpoint(t);
+  ScheduleCommit(std::chrono::milliseconds(0));
+  Info("file.copy", {{"path", t.path}, {"of", origin->second->path}, {"skipped", std::to_string(st.st_size)}});
+  MarkReady(t);
+}
+
+// Ends the file's current stream: the unterminated last line is taken as a line, everything open
+// is closed and written with a checkpoint at the end of what was read.
+void Daemon::FinishEpoch(Tail& t, const char* why) {
+  std::vector<core::Incident> all = std::move(t.closed);
+  t.closed.clear();
+  for (auto& inc : t.pipe->Finish(t.partial, t.path)) all.push_back(std::move(inc));
+  t.partial.clear();
+  t.partial_fed = false;
+  t.settled_offset = t.read_offset;
+  size_t n = all.size();
+  for (auto& inc : all) pending_incidents_.push_back(std::move(inc));
+  QueueCheckpoint(t);
+  NewPipeline(t);
+  Log({LogRecord::Level::kDebug,
+       "file.finish",
+       {{"path", t.path}, {"why", why}, {"offset", std::to_string(t.read_offset)},
+        {"incidents", std::to_string(n)}}});
+  ScheduleCommit(std::chrono::milliseconds(n ? 0 : 200));
+}
+
+// ---------------------------------------------------------------------------------------------
+// store
+
+void Daemon::ScheduleCommit(std::chrono::milliseconds delay) {
+  if (opts_.once || stopping_) return;
+  if (commit_armed_ && delay.count() > 0) return;
+  commit_armed_ = true;
+  commit_timer_->expires_after(delay);
+  commit_timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    commit_armed_ = false;
+    Commit();
+  });
+}
+
+void Daemon::Commit() {
+  if (pending_incidents_.empty() && pending_checkpoints_.empty()) return;
+  // An incident without a root cause cannot be filed (and would fail the whole batch).
+  std::erase_if(pending_incidents_, [](const core::Incident& i) { return i.causes.empty(); });
+  std::vector<store::SourceCheckpoint> cps;
+  cps.reserve(pending_checkpoints_.size());
+  for (const auto& [path, cp] : pending_checkpoints_) cps.push_back(cp);
+  auto outcome = store_->Record(pending_incidents_, &cps);
+  if (!outcome.ok()) {
+    Error("store.write", outcome.status().message(),
+          {{"incidents", std::to_string(pending_incidents_.size())}});
+    for (auto& inc : pending_incidents_) inc.id.reset();
+    if (!stopping_) {
+      commit_armed_ = false;
+      ScheduleCommit(std::chrono::milliseconds(1000));  // kept; tried again
+    }
+    return;
+  }
+  ++counters_.commits;
+  counters_.incidents += static_cast<int64_t>(pending_incidents_.size());
+  counters_.new_incidents += outcome->new_incidents;
+  for (const auto& [path, cp] : pending_checkpoints_) {
+    auto it = by_path_.find(path);
+    if (it != by_path_.end()) {
+      auto t = tails_.find(it->second);
+      if (t != tails_.end() && t->second->id.ino == cp.inode)
+        t->second->committed_offset = cp.offset;
+    }
+  }
+  for (auto& inc : pending_incidents_) {
+    std::string cause = inc.causes.empty() ? "-" : inc.causes.front().cause;
+    Info("incident", {{"id", inc.id ? std::to_string(*inc.id) : "-"},
+                      {"service", inc.service},
+                      {"cause", cause},
+                      {"source", inc.source},
+                      {"lines", std::to_string(inc.first_line) + "-" + std::to_string(inc.last_line)}});
+    if (verifier_ && verify_ && inc.id) verifier_->Submit(std::move(inc));
+  }
+  pending_incidents_.clear();
+  pending_checkpoints_.clear();
+}
+
+void Daemon::WriteHeartbeat(bool running) {
+  store::Heartbeat hb;
+  hb.pid = static_cast<int64_t>(getpid());
+  hb.started_at = started_at_;
+  hb.last_error = last_error_;
+  auto& c = hb.counters;
+  c["running"] = running ? 1 : 0;
+  c["files"] = static_cast<int64_t>(tails_.size());
+  c["folders"] = static_cast<int64_t>(folders_.size());
+  c["bytes"] = counters_.bytes;
+  c["lines"] = counters_.lines;
+  c["incidents"] = counters_.incidents;
+  c["new_incidents"] = counters_.new_incidents;
+  c["commits"] = counters_.commits;
+  c["errors"] = counters_.errors;
+  c["rotations"] = counters_.rotations;
+  c["truncations"] = counters_.truncations;
+  c["files_opened"] = counters_.files_opened;
+  c["reloads"] = counters_.reloads;
+  c["quiet_gap_ms"] = static_cast<int64_t>(quiet_gap_ * 1000);
+  if (verifier_) {
+    c["verified"] = static_cast<int64_t>(verifier_->verified());
+    c["verify_dropped"] = static_cast<int64_t>(verifier_->dropped());
+    c["verify_failed"] = static_cast<int64_t>(verifier_->failed());
+  }
+  if (Status st = store_->PutHeartbeat(hb); !st.ok()) Error("store.heartbeat", st.message());
+}
+
+// ---------------------------------------------------------------------------------------------
+// events
+
+void Daemon::OnChanges(std::vector<FsChange>& changes) {
+  if (stopping_) return;
+  // Structural changes first (once per folder, after the batch: the folder's state is what
+  // counts), then the writes, so that a write is read under the file's current name.
+  std::set<int> dirty;
+  bool rescan = false;
+  for (const auto& c : changes) {
+    if (c.mask & IN_Q_OVERFLOW) {
+      rescan = true;
+      continue;
+    }
+    auto fit = folders_.find(c.wd);
+    if (fit == folders_.end()) continue;
+    if (c.mask & IN_IGNORED || c.mask & IN_DELETE_SELF || c.mask & IN_MOVE_SELF) {
+      if (c.name.empty()) dirty.insert(c.wd);
+      continue;
+    }
+    if (c.mask & IN_ISDIR) {
+      if (opts_.recursive && (c.mask & (IN_CREATE | IN_MOVED_TO))) {
+        AddFolder(JoinPath(fit->second.path, c.name), fit->second.root, false);
+      }
+      continue;
+    }
+    if (c.mask & (IN_CREATE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_ATTRIB)) {
+      dirty.insert(c.wd);
+    }
+  }
+  if (rescan) {
+    Warn("watch.overflow", {{"action", "rescan"}});
+    RescanAll(false);
+  }
+  for (int wd : dirty) {
+    auto fit = folders_.find(wd);
+    if (fit == folders_.end()) continue;
+    struct stat st {};
+    if (stat(fit->second.path.c_str(), &st) != 0) {
+      // The folder itself is gone: finish its files, forget it.
+      std::string path = fit->second.path;
+      Reconcile(path, wd, false);
+      Warn("folder.gone", {{"folder", path}});
+      folder_by_path_.erase(path);
+      folders_.erase(fit);
+      continue;
+    }
+    Reconcile(fit->second.path, wd, false);
+  }
+  std::set<int> unknown;
+  for (const auto& c : changes) {
+    if (!(c.mask & (IN_MODIFY | IN_CLOSE_WRITE)) || c.name.empty()) continue;
+    auto fit = folders_.find(c.wd);
+    if (fit == folders_.end()) continue;
+    auto it = by_path_.find(JoinPath(fit->second.path, c.name));
+    if (it != by_path_.end()) {
+      MarkReady(*tails_.at(it->second));
+    } else if (!dirty.count(c.wd)) {
+      unknown.insert(c.wd);  // a file we have not seen created: look at the folder once
+    }
+  }
+  for (int wd : unknown) {
+    auto fit = folders_.find(wd);
+    if (fit != folders_.end()) Reconcile(fit->second.path, wd, false);
+  }
+}
+
+void Daemon::OnSignal(int signo) {
+  if (signo == SIGHUP) {
+    ++counters_.reloads;
+    Status st = LoadSettings(/*initial=*/false);
+    if (!st.ok()) {
+      Error("reload", st.message(), {{"kept", "previous rules and configuration"}});
+    } else {
+      Info("reload", {{"rules", std::to_string(rules_->signatures().size()) + " signatures"},
+                      {"quiet_gap", std::to_string(quiet_gap_)}});
+      if (opts_.folders.empty())
+        for (const auto& f : config_.watch_folders)
+          if (!folder_by_path_.count(f)) {
+            roots_.push_back(f);
+            AddFolder(f, f, false);
+          }
+      RescanAll(false);
+    }
+    signals_->async_wait([this](const boost::system::error_code& ec, int s) {
+      if (!ec) OnSignal(s);
+    });
+    return;
+  }
+  Info("watch.stop", {{"signal", signo == SIGTERM ? "TERM" : "INT"}});
+  Shutdown();
+}
+
+void Daemon::ArmTick() {
+  // The tick only runs while some file holds something (quiet gap) or is being finished; an
+  // idle daemon wakes for the heartbeat only.
+  if (stopping_ || opts_.once) return;
+  auto period = std::chrono::milliseconds(
+      std::clamp<int64_t>(static_cast<int64_t>(quiet_gap_ * 250), 20, 1000));
+  auto next = Clock::now() + period;
+  if (tick_timer_->expiry() > Clock::now() && tick_timer_->expiry() <= next) return;
+  bool needed = !orphans_.empty();
+  for (auto& [id, t] : tails_) {
+    if (needed) break;
+    needed = t->Holding() || t->kind == Tail::Kind::kPendingCopy;
+  }
+  if (!needed) return;
+  tick_timer_->expires_at(next);
+  tick_timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) Tick();
+  });
+}
+
+void Daemon::Tick() {
+  if (stopping_) return;
+  auto now = Clock::now();
+  auto gap = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(quiet_gap_));
+  // Orphans: a last read, then the end of their stream.
+  for (size_t i = 0; i < orphans_.size();) {
+    Tail& o = *orphans_[i];
+    if (now < o.orphan_deadline) {
+      ++i;
+      continue;
+    }
+    while (ReadTail(o, kTurnBudget)) {
+    }
+    FinishEpoch(o, "gone");
+    std::erase(ready_, &o);
+    orphans_.erase(orphans_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  for (auto& [id, t] : tails_) {
+    if (t->kind == Tail::Kind::kPendingCopy) {
+      if (now - t->created >= kCopyDecision) DecidePendingCopy(*t, true);
+      continue;
+    }
+    if (t->Holding() && now - t->last_data >= gap && !t->queued) FinishEpoch(*t, "quiet gap");
+  }
+  ArmTick();
+}
+
+void Daemon::HeartbeatLater() {
+  heartbeat_timer_->expires_after(
+      std::chrono::milliseconds(static_cast<int64_t>(opts_.heartbeat_seconds * 1000)));
+  heartbeat_timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopping_) return;
+    WriteHeartbeat(true);
+    HeartbeatLater();
+  });
+}
+
+void Daemon::Shutdown() {
+  if (stopping_) return;
+  // What has closed is written with the checkpoints of settled offsets; what is still open is
+  // read again after a restart (from those checkpoints), so nothing is cut in two.
+  Commit();
+  stopping_ = true;
+  if (inotify_) inotify_->Stop();
+  boost::system::error_code ec;
+  if (signals_) signals_->cancel(ec);
+  tick_timer_->cancel();
+  commit_timer_->cancel();
+  heartbeat_timer_->cancel();
+  if (verifier_) verifier_->Stop();
+  WriteHeartbeat(false);
+  io_.stop();
+}
+
+}  // namespace
+
+Status Run(const WatchOptions& options) {
+  Daemon daemon(options);
+  if (Status st = daemon.Start(); !st.ok()) return st;
+  return daemon.RunLoop();
+}
+
+}  // namespace triage::daemon

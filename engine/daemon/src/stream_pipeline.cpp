@@ -1,0 +1,67 @@
+#include "stream_pipeline.h"
+
+#include "triage/core/rules.h"
+
+namespace triage::daemon::detail {
+
+StreamPipeline::StreamPipeline(std::shared_ptr<const core::RuleSet> rules,
+                               core::AnalyzerOptions options, uint64_t lines_before)
+    : rules_(std::move(rules)),
+      lines_before_(lines_before),
+      analyzer_(std::make_unique<core::Analyzer>(rules_, std::move(options))) {
+  ingest::IngestOptions ingest_options;
+  // The same prefilter `analyze` uses: lines no signature can match are framed, not decoded.
+  const core::RuleSet* set = rules_.get();
+  ingest_options.keep_line = [set](std::string_view raw) { return set->LineMayMatch(raw); };
+  stream_ = std::make_unique<ingest::EventStream>(
+      0, std::move(ingest_options), [this](ingest::Event&& event) {
+        analyzer_->Add(event, *current_source_);
+        untaken_ = true;
+      });
+}
+
+StreamPipeline::~StreamPipeline() = default;
+
+void StreamPipeline::Feed(std::string_view whole_lines, const std::string& source_name) {
+  current_source_ = &source_name;
+  stream_->Feed(whole_lines);
+  current_source_ = nullptr;
+}
+
+std::vector<core::Incident> StreamPipeline::TakeClosed() {
+  untaken_ = false;
+  auto closed = analyzer_->TakeClosed();
+  Rebase(closed);
+  return closed;
+}
+
+bool StreamPipeline::Settled() const {
+  return !untaken_ && stream_->idle() && analyzer_->idle();
+}
+
+std::vector<core::Incident> StreamPipeline::Finish(std::string_view rest,
+                                                   const std::string& source_name) {
+  current_source_ = &source_name;
+  if (!rest.empty()) stream_->Feed(rest);
+  stream_->Finish();
+  current_source_ = nullptr;
+  untaken_ = false;
+  auto all = analyzer_->Finish();
+  Rebase(all);
+  return all;
+}
+
+void StreamPipeline::Rebase(std::vector<core::Incident>& incidents) const {
+  if (lines_before_ == 0) return;
+  for (auto& inc : incidents) {
+    inc.first_line += lines_before_;
+    inc.last_line += lines_before_;
+    for (auto& cause : inc.causes) {
+      for (auto& ev : cause.evidence) ev.line += lines_before_;
+      for (auto& sym : cause.symptoms)
+        for (auto& ev : sym.evidence) ev.line += lines_before_;
+    }
+  }
+}
+
+}  // namespace triage::daemon::detail

@@ -1,0 +1,52 @@
+// One tailed file's analysis: ingest::EventStream -> core::Analyzer, the pipeline of `analyze`,
+// fed whole lines as the file grows. Line numbers in the incidents it returns are the file's
+// (the stream may have started at a checkpoint after `first_line - 1` lines). Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "triage/core/analyzer.h"
+#include "triage/core/incident.h"
+#include "triage/ingest/pipeline.h"
+
+namespace triage::daemon::detail {
+
+class StreamPipeline {
+ public:
+  // `lines_before`: how many lines of the file precede the first byte this pipeline is fed.
+  StreamPipeline(std::shared_ptr<const core::RuleSet> rules, core::AnalyzerOptions options,
+                 uint64_t lines_before);
+  ~StreamPipeline();
+  StreamPipeline(const StreamPipeline&) = delete;
+  StreamPipeline& operator=(const StreamPipeline&) = delete;
+
+  // Feeds bytes that end on a line end (a whole number of lines). `source_name` is the file's
+  // current path: evidence points at it.
+  void Feed(std::string_view whole_lines, const std::string& source_name);
+  // Incidents closed so far (by a fatal event and its window), not yet taken.
+  std::vector<core::Incident> TakeClosed();
+  // True when nothing is held: no multi-line event and no incident is open, nothing untaken.
+  // Restarting a fresh pipeline here loses nothing and repeats nothing.
+  bool Settled() const;
+  // End of this file's input (quiet gap, file gone, --once): `rest` (a final line without its
+  // end, may be empty) is fed, everything open is closed and returned with what was not taken.
+  std::vector<core::Incident> Finish(std::string_view rest, const std::string& source_name);
+
+  const std::shared_ptr<const core::RuleSet>& rules() const { return rules_; }
+
+ private:
+  void Rebase(std::vector<core::Incident>& incidents) const;
+
+  std::shared_ptr<const core::RuleSet> rules_;
+  uint64_t lines_before_;
+  std::unique_ptr<core::Analyzer> analyzer_;
+  std::unique_ptr<ingest::EventStream> stream_;
+  const std::string* current_source_ = nullptr;
+  bool untaken_ = false;  // an Add happened since the last TakeClosed
+};
+
+}  // namespace triage::daemon::detail
