@@ -65,6 +65,10 @@ class EventStream {
   // traceback is emitted with Event::truncated = true).
   void Finish();
   const IngestCounters& counters() const;
+  // True when the stream holds nothing of what it was fed: no partial line, no open multi-line
+  // event, no event held back. A new stream started at this byte yields the same events from
+  // here on as this one would (the daemon only checkpoints at such bytes).
+  bool idle() const;
 
  private:
   struct Impl;

@@ -59,6 +59,10 @@ class Analyzer {
   std::vector<Incident> TakeClosed();
   // End of input: closes every open incident and returns them with those not yet taken.
   std::vector<Incident> Finish();
+  // True when the analyzer holds nothing: no open incident window, no signal waiting for a
+  // failure to join, no closed incident untaken. A new Analyzer started here reaches the same
+  // incidents from here on as this one would (the daemon only checkpoints at such points).
+  bool idle() const;
 
  private:
   struct Impl;
