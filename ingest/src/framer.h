@@ -68,6 +68,8 @@ class Framer {
   }
 
   uint64_t bytes() const { return pos_; }
+  // True while a line has begun and its newline has not come yet.
+  bool mid_line() const { return pending_ != 0; }
   uint64_t lines() const { return number_; }
   size_t cap() const { return cap_; }
 

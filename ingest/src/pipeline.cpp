@@ -58,6 +58,8 @@ void EventStream::Finish() {
 
 const IngestCounters& EventStream::counters() const { return impl_->counters; }
 
+bool EventStream::idle() const { return !impl_->framer.mid_line() && impl_->assembler.idle(); }
+
 Status IngestSource(ByteSource& source, uint32_t source_id, const IngestOptions& options,
                     const EventStream::Sink& sink, const std::function<void(uint64_t bytes)>& on_progress,
                     IngestCounters* counters) {
