@@ -1,0 +1,324 @@
+// `triage analyze [FILE...|-]`: read logs, report incidents with ranked root causes.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "args.h"
+#include "command.h"
+#include "triage/core/analyzer.h"
+#include "triage/core/config.h"
+#include "triage/core/report.h"
+#include "triage/core/rules.h"
+#include "triage/core/verifier.h"
+#include "triage/ingest/pipeline.h"
+
+namespace triage::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: triage analyze [OPTIONS] [FILE...|-]\n\n"
+    "Reads service logs (files, or stdin when no file is given or for '-'; gzip is read as\n"
+    "is), finds the failures in them and reports each incident with its ranked root causes,\n"
+    "the lines that prove them and what to do.\n\n"
+    "Exit codes: 0 analysed; 1 with --exit-code when an incident was found; 2 bad usage or\n"
+    "an unreadable input (the other inputs are still analysed and reported).\n\n";
+
+struct Settings {
+  bool json = false;
+  bool events = false;
+  bool no_store = false;
+  bool verify = false;
+  bool trust_log_paths = false;
+  std::optional<std::string> db;
+  std::optional<std::string> service;
+  std::optional<std::string> config_path;
+  double quiet_gap_seconds = 300;
+};
+
+// What one input produced.
+struct FileResult {
+  std::vector<core::Incident> incidents;
+  std::optional<std::string> error;  // "why", reported as "triage: <file>: <why>"
+};
+
+// Shared progress over every input, shown on a terminal only.
+class Progress {
+ public:
+  Progress(uint64_t total, bool enabled) : total_(total), enabled_(enabled) {
+    if (enabled_) thread_ = std::thread([this] { Loop(); });
+  }
+  ~Progress() { Stop(); }
+  void Add(uint64_t bytes) { done_.fetch_add(bytes, std::memory_order_relaxed); }
+  void Stop() {
+    if (!enabled_) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    std::fprintf(stderr, "\r\x1b[K");
+    std::fflush(stderr);
+    enabled_ = false;
+  }
+
+ private:
+  void Loop() {
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; })) {
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double done = double(done_.load(std::memory_order_relaxed));
+      const double rate = secs > 0 ? done / secs : 0;
+      const double eta = rate > 0 && total_ > done ? (double(total_) - done) / rate : 0;
+      std::fprintf(stderr, "\r\x1b[Ktriage: %.0f / %.0f MB  %.0f MB/s  ETA %.0fs", done / 1e6,
+                   double(total_) / 1e6, rate / 1e6, eta);
+      std::fflush(stderr);
+    }
+  }
+
+  uint64_t total_;
+  bool enabled_;
+  std::atomic<uint64_t> done_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
+                      const std::shared_ptr<const core::RuleSet>& rules, const Settings& s,
+                      Progress& progress) {
+  FileResult out;
+  auto src = ingest::OpenSource(path);
+  if (!src.ok()) {
+    out.error = src.status().message();
+    return out;
+  }
+  core::AnalyzerOptions opts;
+  if (s.service) opts.service = *s.service;
+  opts.quiet_gap_seconds = s.quiet_gap_seconds;
+  core::Analyzer analyzer(rules, opts);
+  const std::string name = (*src)->name();
+  ingest::IngestOptions io;
+  // The literal prefilter: a line no signature can match is framed and counted, not decoded.
+  const core::RuleSet* r = rules.get();
+  io.keep_line = [r](std::string_view raw) { return r->LineMayMatch(raw); };
+  uint64_t last = 0;
+  Status st = ingest::IngestSource(
+      **src, source_id, io,
+      [&](ingest::Event&& ev) {
+        analyzer.Add(ev, name);
+        auto closed = analyzer.TakeClosed();
+        for (auto& i : closed) out.incidents.push_back(std::move(i));
+      },
+      [&](uint64_t bytes) {
+        progress.Add(bytes - last);
+        last = bytes;
+      });
+  for (auto& i : analyzer.Finish()) out.incidents.push_back(std::move(i));
+  std::stable_sort(out.incidents.begin(), out.incidents.end(),
+                   [](const core::Incident& a, const core::Incident& b) {
+                     return a.first_line < b.first_line;
+                   });
+  if (!st.ok()) out.error = st.message();
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The one place where incidents are stored and verified.
+//
+// The lead wires the SQLite store (--db, --no-store) and the verifier runner (--verify,
+// --trust-log-paths) in here; until then incidents leave this function as the engine ranked
+// them, with `id` null and no verifications. ApplyVerdicts is already called so that verdicts,
+// once a runner fills them, re-rank the causes.
+// ---------------------------------------------------------------------------------------------
+Status StoreAndVerify(std::vector<core::Incident>& incidents, const Settings& settings,
+                      const core::Config& config) {
+  (void)settings;
+  (void)config;
+  for (auto& incident : incidents) core::ApplyVerdicts(incident);
+  return Status::Ok();
+}
+
+int RunAnalyze(const std::vector<std::string>& argv) {
+  Args args;
+  args.Flag("json", "print one JSON document (docs/json-report.md) instead of the report")
+      .Flag("events", "print the assembled events as JSON lines, one per event; no analysis")
+      .Flag("no-store", "do not record the incidents in the database")
+      .Option("db", "PATH", "the incident database (default: TRIAGE_DB, [store] path, XDG state)")
+      .Flag("verify", "confirm or refute each cause with live checks on this host")
+      .Flag("exit-code", "exit 1 when an incident was found")
+      .Option("threads", "N", "inputs analysed at once (default: the number of cores)", 'j')
+      .Option("service", "NAME", "the service name (default: from the file name; stdin: 'stdin')")
+      .Option("rules", "DIR", "also load the rule files of DIR (repeatable; later ones override)")
+      .Option("config", "FILE", "read this configuration file instead of the default places")
+      .Flag("trust-log-paths",
+            "let verifiers run interpreters named by the log when owned by root or you");
+  if (!args.Parse(argv)) {
+    PrintError("analyze", args.error());
+    return kExitUsage;
+  }
+  if (args.help_requested()) {
+    std::cout << kUsage << args.Help();
+    return kExitOk;
+  }
+  Settings s;
+  s.json = args.Has("json");
+  s.events = args.Has("events");
+  s.no_store = args.Has("no-store");
+  s.verify = args.Has("verify");
+  s.trust_log_paths = args.Has("trust-log-paths");
+  s.db = args.Get("db");
+  s.service = args.Get("service");
+  s.config_path = args.Get("config");
+  if (s.json && s.events) {
+    PrintError("analyze", "--json and --events exclude each other");
+    return kExitUsage;
+  }
+  if (s.no_store && s.db) {
+    PrintError("analyze", "--no-store and --db exclude each other");
+    return kExitUsage;
+  }
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  if (auto t = args.Get("threads")) {
+    char* end = nullptr;
+    long v = std::strtol(t->c_str(), &end, 10);
+    if (!end || *end || v < 1 || v > 1024) {
+      PrintError("analyze", "--threads needs a number from 1 to 1024, not '" + *t + "'");
+      return kExitUsage;
+    }
+    threads = unsigned(v);
+  }
+
+  auto config = core::LoadConfig(s.config_path);
+  if (!config.ok()) {
+    PrintError("config", config.status().message());
+    return kExitUsage;
+  }
+  s.quiet_gap_seconds = config->quiet_gap_seconds;
+
+  std::vector<std::string> inputs = args.Positionals();
+  if (inputs.empty()) inputs.push_back("-");
+  if (std::count(inputs.begin(), inputs.end(), "-") > 1) {
+    PrintError("analyze", "stdin ('-') can be read only once");
+    return kExitUsage;
+  }
+
+  int exit_code = kExitOk;
+
+  if (s.events) {
+    // Every line matters here: no prefilter. Inputs one after another, streamed.
+    ingest::IngestOptions io;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto src = ingest::OpenSource(inputs[i]);
+      if (!src.ok()) {
+        PrintError(inputs[i], src.status().message());
+        exit_code = kExitUsage;
+        continue;
+      }
+      const std::string name = (*src)->name();
+      std::string buf;
+      Status st = ingest::IngestSource(**src, uint32_t(i), io, [&](ingest::Event&& ev) {
+        buf += ingest::EventToJson(ev, name);
+        buf += '\n';
+        if (buf.size() > (1 << 16)) {
+          std::fwrite(buf.data(), 1, buf.size(), stdout);
+          buf.clear();
+        }
+      });
+      std::fwrite(buf.data(), 1, buf.size(), stdout);
+      if (!st.ok()) {
+        PrintError(inputs[i], st.message());
+        exit_code = kExitUsage;
+      }
+    }
+    std::fflush(stdout);
+    return exit_code;
+  }
+
+  std::vector<std::string> folders{core::ShippedRulesDir()};
+  for (const auto& f : config->rule_folders) folders.push_back(f);
+  for (const auto& f : args.GetAll("rules")) folders.push_back(f);
+  core::RuleLoadResult loaded = core::LoadRules(folders);
+  for (const auto& d : loaded.diagnostics) PrintError(d.ToString(), "rule skipped");
+  if (!loaded.rules) {
+    PrintError("rules", "no usable rule set");
+    return kExitUsage;
+  }
+
+  // Progress: only on a terminal, only when the inputs are large enough to wait for.
+  uint64_t total = 0;
+  for (const auto& in : inputs) {
+    if (in == "-") continue;
+    std::error_code ec;
+    auto sz = std::filesystem::file_size(in, ec);
+    if (!ec) total += sz;
+  }
+  Progress progress(total, isatty(STDERR_FILENO) && total >= (64u << 20));
+
+  std::vector<FileResult> results(inputs.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < inputs.size();)
+      results[i] = AnalyzeOne(inputs[i], uint32_t(i), loaded.rules, s, progress);
+  };
+  const unsigned n = std::min<unsigned>(threads, unsigned(inputs.size()));
+  if (n <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned k = 0; k < n; ++k) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  progress.Stop();
+
+  std::vector<core::Incident> incidents;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (results[i].error) {
+      PrintError(inputs[i], *results[i].error);
+      exit_code = kExitUsage;
+    }
+    for (auto& inc : results[i].incidents) incidents.push_back(std::move(inc));
+  }
+
+  if (Status st = StoreAndVerify(incidents, s, *config); !st.ok()) {
+    PrintError("store", st.message());
+    exit_code = kExitUsage;
+  }
+
+  if (s.json) {
+    std::string doc = core::ReportJson(incidents);
+    doc += '\n';
+    std::fwrite(doc.data(), 1, doc.size(), stdout);
+  } else {
+    const char* no_color = std::getenv("NO_COLOR");
+    const bool color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
+    std::string text = core::ReportText(incidents, color);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  std::fflush(stdout);
+  if (exit_code == kExitOk && args.Has("exit-code") && !incidents.empty()) exit_code = kExitFound;
+  return exit_code;
+}
+
+}  // namespace
+
+TRIAGE_REGISTER_COMMAND("analyze", "read logs, report incidents with ranked root causes",
+                        RunAnalyze);
+
+}  // namespace triage::cli

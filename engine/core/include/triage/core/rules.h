@@ -1,0 +1,171 @@
+// The loaded rules, for inspection (`triage rules list|check|test`) and for the engine.
+//
+// A RuleSet is what LoadRules builds from the rule files (docs/rule-format.md is the contract):
+// signatures, causes and knowledge tables, every entry with the file and line it came from, and
+// the compiled matcher. It is immutable once built and safe to share between threads; every
+// const member may be called concurrently.
+//
+// Matching: every signature carries a set of literals (given or derived from its pattern) such
+// that any text the pattern matches contains at least one of them, compared without regard to
+// case. One scan over a text finds the signatures whose literals occur; only those run their
+// regex, and captures are extracted only for hits. Signatures without a usable literal are
+// tried on every text through one combined regex set. Regex engine types stay in the .cpp.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "triage/core/analyzer.h"
+#include "triage/ingest/event.h"
+
+namespace triage::core {
+
+// Which events a signature is tried on.
+enum class ScopeKind { kAny, kLine, kTraceback, kBlock };
+// Which part of a traceback: any line or exception, only the last exception, any exception.
+enum class ScopeException { kAny, kLast, kChain };
+
+const char* ScopeKindName(ScopeKind k);            // "any", "line", "traceback", "block"
+const char* ScopeExceptionName(ScopeException e);  // "any", "last", "chain"
+
+struct SignatureRule {
+  std::string id;
+  std::string pattern;
+  std::vector<std::string> literals;  // the prefilter cover (empty: tried on every text)
+  bool literal_given = false;         // from the `literal` key rather than derived
+  ScopeKind kind = ScopeKind::kAny;
+  ScopeException exception = ScopeException::kAny;
+  double strength = 0.7;
+  bool fatal = false;
+  bool benign = false;
+  bool restart = false;
+  std::vector<std::string> capture_names;
+  std::string file;
+  int line = 0;
+};
+
+struct VerifyRule {
+  std::string verifier;
+  std::map<std::string, std::string> args;  // values are templates over captures
+};
+
+enum class Within { kIncident, kEvent };
+
+struct CauseRule {
+  std::string id;
+  std::string title;   // template
+  std::string remedy;  // template
+  std::vector<std::string> requires_any;
+  std::vector<std::string> requires_all;
+  std::vector<std::string> requires_none;
+  Within within = Within::kIncident;
+  std::vector<std::string> explains;  // cause ids or signature ids
+  double prior = 0.5;
+  std::vector<std::string> fingerprint;
+  std::vector<VerifyRule> verify;
+  std::string file;
+  int line = 0;
+};
+
+struct ArchEntry {
+  std::string sm;        // "120"
+  std::string min_cuda;  // "12.8"
+  std::string family;    // "12.x", may be empty
+  std::vector<std::string> products;
+  std::string file;
+  int line = 0;
+};
+
+struct LibraryMinimum {
+  std::string library;
+  std::string family;
+  std::string min_cuda;
+  std::string file;
+  int line = 0;
+};
+
+struct DriverMinimum {
+  std::string cuda_major;
+  std::string min_driver;
+  std::string file;
+  int line = 0;
+};
+
+// Where one signature hit: the line, what matched and the captures.
+struct SignatureHit {
+  int signature = -1;          // index into RuleSet::signatures()
+  uint64_t line = 0;           // 1-based line of the source
+  size_t line_index = 0;       // index into Event::lines
+  std::string matched;         // the text the pattern matched
+  std::map<std::string, std::string> captures;
+  int exception_index = -1;    // tracebacks: which exception of the chain, -1 for a plain line
+  bool final_exception = false;  // the exception that ended the process
+};
+
+class RuleSet {
+ public:
+  ~RuleSet();
+  RuleSet(const RuleSet&) = delete;
+  RuleSet& operator=(const RuleSet&) = delete;
+
+  const std::vector<SignatureRule>& signatures() const { return signatures_; }
+  const std::vector<CauseRule>& causes() const { return causes_; }
+  const std::vector<ArchEntry>& arches() const { return arches_; }
+  const std::vector<LibraryMinimum>& library_minimums() const { return library_minimums_; }
+  const std::vector<DriverMinimum>& driver_minimums() const { return driver_minimums_; }
+  // The files read, in order.
+  const std::vector<std::string>& files() const { return files_; }
+
+  int FindSignature(std::string_view id) const;  // -1 when absent
+  int FindCause(std::string_view id) const;      // -1 when absent
+
+  // The prefilter on one raw line (before decoding, possibly a JSON envelope): false only when
+  // no signature can match the line's message. Cheap; meant for IngestOptions::keep_line.
+  bool LineMayMatch(std::string_view raw_line) const;
+  // Every signature hit in `event`, in line order (each signature at most once per line).
+  std::vector<SignatureHit> Match(const ingest::Event& event) const;
+  // The hits of one text treated as a single line (for tests and `rules test`).
+  std::vector<SignatureHit> MatchText(std::string_view text) const;
+
+  struct Compiled;  // the matcher: regexes and literal scanner (defined in the .cpp)
+
+ private:
+  friend RuleLoadResult LoadRules(const std::vector<std::string>& folders);
+  friend class RuleSetBuilder;
+  RuleSet();
+
+  std::vector<SignatureRule> signatures_;
+  std::vector<CauseRule> causes_;
+  std::vector<ArchEntry> arches_;
+  std::vector<LibraryMinimum> library_minimums_;
+  std::vector<DriverMinimum> driver_minimums_;
+  std::vector<std::string> files_;
+  std::map<std::string, int, std::less<>> signature_index_;
+  std::map<std::string, int, std::less<>> cause_index_;
+  std::unique_ptr<Compiled> compiled_;
+};
+
+// The literals a pattern's every match contains (an "or" cover), derived from the regex text;
+// empty when no literal of at least `min_length` bytes can be relied on (alternation with a
+// bare branch, everything optional...). Exposed for tests and `rules list`.
+std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_length = 4);
+
+// Completes `captures` from the knowledge tables: `sm` normalised ("sm_120", "12.0" -> "120"),
+// `family` from `sm`, `sm` from a product name in `gpu`, `required` from the architecture's and
+// libraries' minimums, `min_driver` from the CUDA major of `required`/`cuda`. Existing captures
+// are never overwritten.
+void CompleteCaptures(const RuleSet& rules, std::map<std::string, std::string>& captures);
+
+// `text` with every `{name}` replaced by captures[name]; a missing name becomes `<name>`.
+std::string FillTemplate(std::string_view text, const std::map<std::string, std::string>& captures);
+
+// A message with the variable parts masked: numbers, hex, paths, ids, quoted long tokens, so
+// that the same failure gives the same text (the title of an `unclassified` cause).
+std::string NormalizeMessage(std::string_view message);
+
+}  // namespace triage::core

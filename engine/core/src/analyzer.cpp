@@ -1,0 +1,458 @@
+// The correlator: signature hits grouped into incident windows per service and process stream,
+// then handed to the ranker. docs/correlation.md states the assumptions.
+#include "triage/core/analyzer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <limits>
+#include <list>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "ranker.h"
+#include "triage/core/rules.h"
+
+namespace triage::core {
+
+namespace fs = std::filesystem;
+
+std::string ServiceFromSourceName(std::string_view source_name) {
+  if (source_name == "-" || source_name.empty()) return "stdin";
+  std::string name = fs::path(std::string(source_name)).filename().string();
+  // Rotation suffixes and compression: ".1", ".gz", "-20261102", then extensions.
+  auto strip = [&](auto pred) {
+    auto dot = name.find_last_of('.');
+    if (dot == std::string::npos || dot == 0) return false;
+    std::string ext = name.substr(dot + 1);
+    if (!pred(ext)) return false;
+    name.resize(dot);
+    return true;
+  };
+  auto all_digits = [](const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), ::isdigit);
+  };
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    changed |= strip([&](const std::string& e) {
+      return all_digits(e) || e == "gz" || e == "log" || e == "txt" || e == "out" || e == "err" ||
+             e == "jsonl" || e == "json" || e == "zst" || e == "xz" || e == "bz2";
+    });
+  }
+  // A date suffix as logrotate writes it: name-20261102
+  auto dash = name.find_last_of('-');
+  if (dash != std::string::npos && dash > 0 && name.size() - dash - 1 == 8 &&
+      all_digits(name.substr(dash + 1)))
+    name.resize(dash);
+  return name.empty() ? std::string(source_name) : name;
+}
+
+std::string ShippedRulesDir() {
+  if (const char* env = std::getenv("TRIAGE_RULES_DIR"); env && *env) return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path installed = exe.parent_path().parent_path() / "share" / "triage" / "rules";
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+#ifdef TRIAGE_SOURCE_RULES_DIR
+  return TRIAGE_SOURCE_RULES_DIR;
+#else
+  return "rules";
+#endif
+}
+
+namespace {
+
+// Seconds since the epoch of an ISO 8601 time that carries a full date; nullopt otherwise
+// (a year-less or boot-relative stamp is not comparable across sources).
+std::optional<double> ParseTime(const std::optional<std::string>& t) {
+  if (!t || t->size() < 19) return std::nullopt;
+  const std::string& s = *t;
+  auto num = [&](size_t pos, size_t len, int& out) {
+    out = 0;
+    for (size_t k = pos; k < pos + len; ++k) {
+      if (!std::isdigit(static_cast<unsigned char>(s[k]))) return false;
+      out = out * 10 + (s[k] - '0');
+    }
+    return true;
+  };
+  int y, mo, d, h, mi, se;
+  if (!num(0, 4, y) || s[4] != '-' || !num(5, 2, mo) || s[7] != '-' || !num(8, 2, d) ||
+      (s[10] != 'T' && s[10] != ' ') || !num(11, 2, h) || s[13] != ':' || !num(14, 2, mi) ||
+      s[16] != ':' || !num(17, 2, se))
+    return std::nullopt;
+  // Days from the civil date (proleptic Gregorian).
+  y -= mo <= 2;
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = unsigned(y - era * 400);
+  const unsigned doy = unsigned((153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1);
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const double days = double(era) * 146097 + double(doe) - 719468;
+  double secs = days * 86400 + h * 3600 + mi * 60 + se;
+  if (s.size() > 20 && s[19] == '.') {
+    double frac = 0, scale = 0.1;
+    for (size_t k = 20; k < s.size() && std::isdigit(static_cast<unsigned char>(s[k])); ++k) {
+      frac += (s[k] - '0') * scale;
+      scale /= 10;
+    }
+    secs += frac;
+  }
+  return secs;
+}
+
+// The pid a process prefix names ("EngineCore pid=123", "VllmWorker rank=1 pid=77").
+std::string PidOf(const std::optional<std::string>& process) {
+  if (!process) return "";
+  auto p = process->find("pid=");
+  size_t k = p == std::string::npos ? std::string::npos : p + 4;
+  if (k == std::string::npos) {
+    p = process->find("pid ");
+    if (p != std::string::npos) k = p + 4;
+  }
+  if (k == std::string::npos) return "";
+  std::string out;
+  while (k < process->size() && std::isdigit(static_cast<unsigned char>((*process)[k])))
+    out += (*process)[k++];
+  return out;
+}
+
+std::string HostName() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+struct Analyzer::Impl {
+  // An open incident: the failures and hits of one or more process streams of one service.
+  struct Window {
+    std::vector<detail::HitRecord> hits;
+    std::vector<detail::FailureRecord> failures;
+    std::set<std::string> streams;
+    std::string source;  // the source of the first failure
+    uint32_t source_id = 0;
+    uint64_t first_line = std::numeric_limits<uint64_t>::max();
+    uint64_t last_line = 0;
+    uint64_t last_failure_line = 0;
+    std::optional<double> last_failure_time;
+    std::optional<std::string> started, ended;
+    std::optional<double> first_time, last_time;
+    std::string host;
+    bool definitive = false;
+  };
+  // A signal seen outside any window: it joins a failure that follows soon enough.
+  struct Pending {
+    detail::HitRecord rec;
+    uint32_t source_id = 0;
+    std::string stream;
+    std::optional<double> time;
+    std::optional<std::string> time_text;
+  };
+
+  std::shared_ptr<const RuleSet> rules;
+  AnalyzerOptions options;
+  std::string default_host;
+  std::list<Window> windows;
+  std::map<std::string, Window*> by_stream;
+  std::deque<Pending> pending;
+  std::map<std::string, std::optional<double>> stream_time;  // last time seen per stream
+  std::map<std::string, std::string> pid_stream;              // pid -> stream
+  std::vector<Incident> closed;
+  uint64_t event_seq = 0;
+  size_t max_hits_per_window = 2000;
+
+  // How far (in lines of one source) a signal may precede the failure it joins, and a failure
+  // in another stream may follow the window's last failure, when times are not comparable.
+  static constexpr uint64_t kSignalLines = 2000;
+  static constexpr uint64_t kJoinLines = 400;
+  static constexpr double kJoinSeconds = 60;
+  // A window that has seen nothing for this many lines of its source is closed.
+  static constexpr uint64_t kIdleLines = 20000;
+
+  void Touch(Window& w, uint64_t first, uint64_t last, const std::optional<std::string>& time,
+             std::optional<double> t) {
+    w.first_line = std::min(w.first_line, first);
+    w.last_line = std::max(w.last_line, last);
+    if (time) {
+      if (!w.started || (t && w.first_time && *t < *w.first_time)) w.started = time, w.first_time = t;
+      if (!w.ended || (t && w.last_time && *t >= *w.last_time) || !t) w.ended = time, w.last_time = t;
+    }
+  }
+
+  void Close(Window* w) {
+    for (auto it = by_stream.begin(); it != by_stream.end();) {
+      if (it->second == w) it = by_stream.erase(it);
+      else ++it;
+    }
+    if (!w->failures.empty()) {
+      Incident inc;
+      inc.service = options.service;
+      inc.host = w->host.empty() ? default_host : w->host;
+      inc.source = w->source;
+      inc.first_line = w->first_line == std::numeric_limits<uint64_t>::max() ? 0 : w->first_line;
+      inc.last_line = w->last_line;
+      inc.started = w->started;
+      inc.ended = w->ended;
+      detail::RankCauses(*rules, w->hits, w->failures, inc);
+      closed.push_back(std::move(inc));
+    }
+    windows.remove_if([&](const Window& x) { return &x == w; });
+  }
+
+  // Drops the tentative failures of `stream` (the process went on working); a window left with
+  // no failure at all is discarded with its signals.
+  void Benign(const std::string& stream) {
+    auto it = by_stream.find(stream);
+    if (it == by_stream.end()) return;
+    Window* w = it->second;
+    if (w->definitive) {
+      Close(w);
+      return;
+    }
+    auto& f = w->failures;
+    f.erase(std::remove_if(f.begin(), f.end(),
+                           [&](const detail::FailureRecord& r) { return r.stream == stream; }),
+            f.end());
+    if (f.empty()) {
+      w->failures.clear();
+      Close(w);  // no failure: nothing is emitted
+    } else {
+      by_stream.erase(stream);
+    }
+  }
+
+  Window* WindowForFailure(const std::string& stream, uint32_t source_id, uint64_t line,
+                           std::optional<double> t, const std::string& pid) {
+    if (auto it = by_stream.find(stream); it != by_stream.end()) return it->second;
+    // A kernel line naming a pid: the window of that process.
+    if (!pid.empty()) {
+      if (auto ps = pid_stream.find(pid); ps != pid_stream.end()) {
+        if (auto it = by_stream.find(ps->second); it != by_stream.end()) return it->second;
+      }
+    }
+    // Another stream of the same service failing at about the same time: one incident.
+    Window* best = nullptr;
+    for (auto& w : windows) {
+      bool near = false;
+      if (t && w.last_failure_time) near = std::abs(*t - *w.last_failure_time) <= kJoinSeconds;
+      else if (w.source_id == source_id)
+        near = line >= w.last_failure_line ? line - w.last_failure_line <= kJoinLines
+                                           : w.last_failure_line - line <= kJoinLines;
+      if (near) best = &w;
+    }
+    if (best) return best;
+    windows.emplace_back();
+    return &windows.back();
+  }
+
+  void Add(const ingest::Event& ev, std::string_view source_name) {
+    const uint64_t seq = ++event_seq;
+    const std::string stream =
+        std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
+    const std::optional<double> t = ParseTime(ev.time);
+    if (std::string pid = PidOf(ev.process); !pid.empty()) pid_stream[pid] = stream;
+
+    // Quiet gap: a long silence in a stream ends whatever it had open.
+    if (t) {
+      auto& last = stream_time[stream];
+      if (last && *t - *last > options.quiet_gap_seconds) {
+        if (auto it = by_stream.find(stream); it != by_stream.end()) Close(it->second);
+      }
+      last = t;
+    }
+    CloseIdle(ev.source, ev.first_line);
+
+    std::vector<SignatureHit> hits = rules->Match(ev);
+    bool fatal = false, benign = false, restart = false;
+    std::string fatal_pid;
+    const auto& sigs = rules->signatures();
+    for (const auto& h : hits) {
+      const SignatureRule& s = sigs[size_t(h.signature)];
+      fatal |= s.fatal;
+      benign |= s.benign;
+      restart |= s.restart;
+      if (s.fatal) {
+        if (auto p = h.captures.find("pid"); p != h.captures.end()) fatal_pid = p->second;
+      }
+    }
+    // A traceback is a failure unless it was logged as a warning (or lower): an uncaught
+    // exception ends its process. Whether it really did is settled by what follows: a benign
+    // line in the same stream cancels it.
+    const bool low_level = ev.level && (*ev.level == "WARNING" || *ev.level == "INFO" ||
+                                        *ev.level == "DEBUG");
+    bool traceback_failure =
+        ev.kind == ingest::EventKind::kTraceback && !low_level && !ev.lines.empty();
+    // The line of the final exception: the last line that shows its type.
+    size_t final_k = ev.lines.empty() ? 0 : ev.lines.size() - 1;
+    if (ev.kind == ingest::EventKind::kTraceback && !ev.exceptions.empty()) {
+      const std::string& type = ev.exceptions.back().type;
+      for (size_t j = ev.lines.size(); j-- > 0;)
+        if (!type.empty() && ev.lines[j].message.find(type) != std::string::npos) {
+          final_k = j;
+          break;
+        }
+    }
+    // A benign line assembled into the traceback after its final exception (an exception
+    // message that seemed to go on) still shows the process carrying on.
+    if (traceback_failure && !fatal) {
+      for (const auto& h : hits)
+        if (sigs[size_t(h.signature)].benign && h.exception_index < 0 && h.line_index > final_k)
+          traceback_failure = false;
+    }
+
+    if (restart) {
+      if (auto it = by_stream.find(stream); it != by_stream.end()) Close(it->second);
+      pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                   [&](const Pending& p) { return p.stream == stream; }),
+                    pending.end());
+    }
+    if (benign && !fatal && !traceback_failure) {
+      Benign(stream);
+      pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                   [&](const Pending& p) { return p.stream == stream; }),
+                    pending.end());
+    }
+
+    const std::string source(source_name);
+    auto display = [&](size_t k) -> std::string {
+      if (k < ev.lines.size()) return ev.lines[k].display;
+      return ev.text;
+    };
+    auto record = [&](const SignatureHit& h, bool in_failure) {
+      detail::HitRecord r;
+      r.hit = h;
+      r.source = source;
+      r.text = display(h.line_index);
+      r.event = seq;
+      r.in_failure = in_failure;
+      return r;
+    };
+
+    const bool failure = fatal || traceback_failure;
+    if (!failure) {
+      // Signals: into the stream's open window, else pending for a failure to come.
+      auto it = by_stream.find(stream);
+      for (const auto& h : hits) {
+        const SignatureRule& s = sigs[size_t(h.signature)];
+        if (s.benign || s.restart) continue;
+        if (it != by_stream.end()) {
+          Window* w = it->second;
+          if (w->hits.size() < max_hits_per_window) w->hits.push_back(record(h, false));
+          Touch(*w, h.line, h.line, ev.time, t);
+        } else {
+          pending.push_back({record(h, false), ev.source, stream, t, ev.time});
+          if (pending.size() > 4096) pending.pop_front();
+        }
+      }
+      return;
+    }
+
+    Window* w = WindowForFailure(stream, ev.source, ev.first_line, t, fatal_pid);
+    if (w->failures.empty() && w->hits.empty()) {
+      w->source = source;
+      w->source_id = ev.source;
+      w->host = ev.host ? *ev.host : (options.host.empty() ? default_host : options.host);
+    }
+    w->streams.insert(stream);
+    by_stream[stream] = w;
+    // Signals that came shortly before, in this service, join the failure.
+    for (auto p = pending.begin(); p != pending.end();) {
+      bool near = false;
+      if (t && p->time) near = *t - *p->time <= options.quiet_gap_seconds && *t >= *p->time - 1;
+      else if (p->source_id == ev.source)
+        near = ev.first_line >= p->rec.hit.line && ev.first_line - p->rec.hit.line <= kSignalLines;
+      if (near) {
+        Touch(*w, p->rec.hit.line, p->rec.hit.line, p->time_text, p->time);
+        if (w->hits.size() < max_hits_per_window) w->hits.push_back(std::move(p->rec));
+        p = pending.erase(p);
+      } else {
+        ++p;
+      }
+    }
+    for (const auto& h : hits) {
+      const SignatureRule& s = sigs[size_t(h.signature)];
+      if (s.benign || s.restart) continue;
+      const bool in_failure = s.fatal || traceback_failure;
+      if (w->hits.size() < max_hits_per_window) w->hits.push_back(record(h, in_failure));
+    }
+    detail::FailureRecord f;
+    f.source = source;
+    f.event = seq;
+    f.stream = stream;
+    f.definitive = fatal;
+    if (ev.kind == ingest::EventKind::kTraceback && !ev.exceptions.empty()) {
+      const auto& last = ev.exceptions.back();
+      f.terminal = last.message.empty() ? last.type : last.type + ": " + last.message;
+    }
+    // The line that shows the failure: the fatal hit, else the traceback's last line.
+    size_t k = ev.lines.empty() ? 0 : ev.lines.size() - 1;
+    for (const auto& h : hits)
+      if (sigs[size_t(h.signature)].fatal) k = h.line_index;
+    if (ev.kind == ingest::EventKind::kTraceback && !fatal) k = final_k;
+    f.line = k < ev.lines.size() ? ev.lines[k].number : ev.first_line;
+    f.text = display(k);
+    if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : ev.text;
+    w->failures.push_back(std::move(f));
+    w->definitive |= fatal;
+    w->last_failure_line = std::max(w->last_failure_line, ev.last_line);
+    if (t) w->last_failure_time = t;
+    Touch(*w, ev.first_line, ev.last_line, ev.time, t);
+  }
+
+  void CloseIdle(uint32_t source_id, uint64_t line) {
+    std::vector<Window*> idle;
+    for (auto& w : windows)
+      if (w.source_id == source_id && line > w.last_line + kIdleLines) idle.push_back(&w);
+    for (Window* w : idle) Close(w);
+    while (!pending.empty() && pending.front().source_id == source_id &&
+           line > pending.front().rec.hit.line + kSignalLines && !pending.front().time)
+      pending.pop_front();
+  }
+};
+
+Analyzer::Analyzer(std::shared_ptr<const RuleSet> rules, AnalyzerOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->rules = std::move(rules);
+  impl_->options = std::move(options);
+  impl_->default_host = impl_->options.host.empty() ? HostName() : impl_->options.host;
+}
+
+Analyzer::~Analyzer() = default;
+
+void Analyzer::Add(const ingest::Event& event, std::string_view source_name) {
+  if (!impl_->rules) return;
+  if (impl_->options.service.empty()) impl_->options.service = ServiceFromSourceName(source_name);
+  impl_->Add(event, source_name);
+}
+
+std::vector<Incident> Analyzer::TakeClosed() {
+  std::vector<Incident> out;
+  out.swap(impl_->closed);
+  return out;
+}
+
+bool Analyzer::idle() const {
+  return impl_->windows.empty() && impl_->pending.empty() && impl_->closed.empty();
+}
+
+std::vector<Incident> Analyzer::Finish() {
+  while (!impl_->windows.empty()) impl_->Close(&impl_->windows.front());
+  impl_->pending.clear();
+  std::vector<Incident> out;
+  out.swap(impl_->closed);
+  std::stable_sort(out.begin(), out.end(), [](const Incident& a, const Incident& b) {
+    if (a.source != b.source) return a.source < b.source;
+    return a.first_line < b.first_line;
+  });
+  return out;
+}
+
+}  // namespace triage::core

@@ -1,0 +1,274 @@
+#include "ranker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace triage::core::detail {
+
+namespace {
+
+// How much a hit's place says about the failure: the exception that ended the process says
+// most, an earlier exception of the chain a little less, a frame or block line less, a line
+// logged on its own (a warning that may or may not matter) least.
+double PositionWeight(const HitRecord& h) {
+  if (h.hit.final_exception) return 1.0;
+  if (h.hit.exception_index >= 0) return 0.9;
+  if (h.in_failure) return 0.85;
+  return 0.75;
+}
+
+struct Hypothesis {
+  int cause = -1;                 // index into rules.causes()
+  std::vector<size_t> evidence;   // indices into hits
+  double score = 0;
+  bool signal_only = true;        // no evidence inside a failure event
+  int parent = -1;                // the hypothesis that explains this one
+  std::vector<size_t> symptoms;   // hypotheses folded under this root
+};
+
+bool IdMatches(const std::string& listed, const std::string& id) {
+  // "lib.arch_unsupported" also names its finer ids ("lib.arch_unsupported.flashinfer").
+  return id == listed || (id.size() > listed.size() && id.compare(0, listed.size(), listed) == 0 &&
+                          id[listed.size()] == '.');
+}
+
+}  // namespace
+
+void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
+                const std::vector<FailureRecord>& failures, Incident& incident) {
+  const auto& sigs = rules.signatures();
+  const auto& causes = rules.causes();
+
+  std::map<int, std::vector<size_t>> by_sig;
+  for (size_t i = 0; i < hits.size(); ++i) by_sig[hits[i].hit.signature].push_back(i);
+  auto has_sig = [&](const std::string& id) {
+    int s = rules.FindSignature(id);
+    return s >= 0 && by_sig.count(s) > 0;
+  };
+
+  // How many causes each signature supports: a signature that supports one cause is specific.
+  std::map<std::string, int> support_count;
+  for (const auto& c : causes) {
+    std::set<std::string> ids(c.requires_any.begin(), c.requires_any.end());
+    ids.insert(c.requires_all.begin(), c.requires_all.end());
+    for (const auto& id : ids) support_count[id]++;
+  }
+
+  // 1. Hypotheses whose requirements hold.
+  std::vector<Hypothesis> hyps;
+  for (size_t ci = 0; ci < causes.size(); ++ci) {
+    const CauseRule& c = causes[ci];
+    if (std::any_of(c.requires_none.begin(), c.requires_none.end(), has_sig)) continue;
+    auto holds_in = [&](const std::set<uint64_t>* events, std::vector<size_t>& ev) {
+      auto hits_of = [&](const std::string& id) {
+        std::vector<size_t> out;
+        int s = rules.FindSignature(id);
+        auto it = by_sig.find(s);
+        if (it == by_sig.end()) return out;
+        for (size_t h : it->second)
+          if (!events || events->count(hits[h].event)) out.push_back(h);
+        return out;
+      };
+      bool any_ok = c.requires_any.empty();
+      for (const auto& id : c.requires_any) {
+        auto v = hits_of(id);
+        if (!v.empty()) any_ok = true;
+        ev.insert(ev.end(), v.begin(), v.end());
+      }
+      bool all_ok = true;
+      for (const auto& id : c.requires_all) {
+        auto v = hits_of(id);
+        if (v.empty()) all_ok = false;
+        ev.insert(ev.end(), v.begin(), v.end());
+      }
+      return any_ok && all_ok;
+    };
+    Hypothesis h;
+    h.cause = int(ci);
+    if (c.within == Within::kIncident) {
+      if (!holds_in(nullptr, h.evidence)) continue;
+    } else {
+      std::set<uint64_t> seen;
+      for (const auto& r : hits) seen.insert(r.event);
+      for (uint64_t e : seen) {
+        std::set<uint64_t> one{e};
+        std::vector<size_t> ev;
+        if (holds_in(&one, ev)) h.evidence.insert(h.evidence.end(), ev.begin(), ev.end());
+      }
+      if (h.evidence.empty()) continue;
+    }
+    std::sort(h.evidence.begin(), h.evidence.end());
+    h.evidence.erase(std::unique(h.evidence.begin(), h.evidence.end()), h.evidence.end());
+
+    // 2. Score: prior, evidence strength by position (noisy-or over distinct signatures), and
+    // specificity of the signatures that carry it.
+    std::map<int, double> best;
+    double spec_sum = 0;
+    for (size_t e : h.evidence) {
+      const HitRecord& r = hits[e];
+      const double w = sigs[size_t(r.hit.signature)].strength * PositionWeight(r);
+      best[r.hit.signature] = std::max(best[r.hit.signature], w);
+      if (r.in_failure || r.hit.exception_index >= 0) h.signal_only = false;
+    }
+    double miss = 1;
+    for (const auto& [s, w] : best) {
+      miss *= 1 - w;
+      spec_sum += 1.0 / std::max(1, support_count[sigs[size_t(s)].id]);
+    }
+    const double strength = 1 - miss;
+    const double spec = best.empty() ? 0 : spec_sum / double(best.size());
+    h.score = 0.4 * c.prior + 0.45 * strength + 0.15 * spec;
+    hyps.push_back(std::move(h));
+  }
+
+  // 3. The explains graph: A explains B when A names B's cause id, or every signature that
+  // carries B's evidence. The explained one becomes a symptom of its strongest explainer.
+  auto explains = [&](const Hypothesis& a, const Hypothesis& b) {
+    const CauseRule& ca = causes[size_t(a.cause)];
+    const CauseRule& cb = causes[size_t(b.cause)];
+    if (ca.id == cb.id) return false;
+    for (const auto& x : ca.explains)
+      if (IdMatches(x, cb.id)) return true;
+    if (b.evidence.empty()) return false;
+    for (size_t e : b.evidence) {
+      const std::string& sid = sigs[size_t(hits[e].hit.signature)].id;
+      if (std::find(ca.explains.begin(), ca.explains.end(), sid) == ca.explains.end()) return false;
+    }
+    return true;
+  };
+  for (size_t b = 0; b < hyps.size(); ++b) {
+    int parent = -1;
+    for (size_t a = 0; a < hyps.size(); ++a) {
+      if (a == b || !explains(hyps[a], hyps[b])) continue;
+      if (explains(hyps[b], hyps[a])) continue;  // mutual: neither folds (the loader forbids it)
+      if (parent < 0 || hyps[a].score > hyps[size_t(parent)].score) parent = int(a);
+    }
+    hyps[b].parent = parent;
+  }
+  auto root_of = [&](size_t i) {
+    size_t r = i;
+    for (int guard = 0; hyps[r].parent >= 0 && guard < 64; ++guard) r = size_t(hyps[r].parent);
+    return r;
+  };
+  for (size_t i = 0; i < hyps.size(); ++i)
+    if (hyps[i].parent >= 0) hyps[root_of(i)].symptoms.push_back(i);
+
+  // A root that explains what happened rises with what it explains; a root resting only on
+  // warnings outside any failure, explaining nothing, is weaker than one inside the failure.
+  for (auto& h : hyps) {
+    if (h.parent >= 0) continue;
+    double best_symptom = 0;
+    for (size_t s : h.symptoms) best_symptom = std::max(best_symptom, hyps[s].score);
+    bool explains_hit = false;
+    const CauseRule& c = causes[size_t(h.cause)];
+    for (const auto& x : c.explains) explains_hit |= has_sig(x);
+    if (best_symptom > 0) h.score = 1 - (1 - h.score) * (1 - 0.5 * best_symptom);
+    else if (explains_hit) h.score = 1 - (1 - h.score) * 0.8;
+    else if (h.signal_only && !failures.empty()) h.score *= 0.7;
+    h.score = std::clamp(h.score, 0.0, 0.99);
+  }
+
+  auto evidence_of = [&](const std::vector<size_t>& idx) {
+    std::vector<Evidence> out;
+    std::set<std::pair<std::string, uint64_t>> seen;
+    std::vector<size_t> sorted = idx;
+    std::sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) {
+      if (hits[a].source != hits[b].source) return hits[a].source < hits[b].source;
+      return hits[a].hit.line < hits[b].hit.line;
+    });
+    for (size_t e : sorted) {
+      if (!seen.insert({hits[e].source, hits[e].hit.line}).second) continue;
+      if (out.size() >= 12) break;
+      out.push_back({hits[e].source, hits[e].hit.line, hits[e].text});
+    }
+    return out;
+  };
+  auto captures_of = [&](const std::vector<size_t>& idx, std::map<std::string, std::string>& caps) {
+    // Strongest hits first: a capture from the final exception beats one from a warning.
+    std::vector<size_t> order = idx;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return PositionWeight(hits[a]) > PositionWeight(hits[b]);
+    });
+    for (size_t e : order)
+      for (const auto& [k, v] : hits[e].hit.captures) caps.emplace(k, v);
+  };
+
+  // 4. Root causes, ranked.
+  std::vector<size_t> roots;
+  for (size_t i = 0; i < hyps.size(); ++i)
+    if (hyps[i].parent < 0) roots.push_back(i);
+  std::stable_sort(roots.begin(), roots.end(),
+                   [&](size_t a, size_t b) { return hyps[a].score > hyps[b].score; });
+
+  incident.causes.clear();
+  for (size_t r : roots) {
+    const Hypothesis& h = hyps[r];
+    const CauseRule& rule = causes[size_t(h.cause)];
+    Cause c;
+    c.cause = rule.id;
+    c.score = std::round(h.score * 1000) / 1000;
+    c.band = ScoreBand(c.score);
+    captures_of(h.evidence, c.captures);
+    for (size_t s : h.symptoms) captures_of(hyps[s].evidence, c.captures);
+    CompleteCaptures(rules, c.captures);
+    c.title = FillTemplate(rule.title, c.captures);
+    c.remedy = FillTemplate(rule.remedy, c.captures);
+    c.fingerprint_keys = rule.fingerprint;
+    c.evidence = evidence_of(h.evidence);
+    std::vector<size_t> syms = h.symptoms;
+    std::sort(syms.begin(), syms.end(),
+              [&](size_t a, size_t b) { return hyps[a].score > hyps[b].score; });
+    for (size_t s : syms) {
+      const CauseRule& sr = causes[size_t(hyps[s].cause)];
+      std::map<std::string, std::string> caps;
+      captures_of(hyps[s].evidence, caps);
+      CompleteCaptures(rules, caps);
+      c.symptoms.push_back({sr.id, FillTemplate(sr.title, caps), evidence_of(hyps[s].evidence)});
+    }
+    for (const auto& v : rule.verify) {
+      VerifyRequest req;
+      req.verifier = v.verifier;
+      for (const auto& [k, tmpl] : v.args) req.args[k] = FillTemplate(tmpl, c.captures);
+      c.verify.push_back(std::move(req));
+    }
+    incident.causes.push_back(std::move(c));
+  }
+
+  // 5. Independence: a root cause that shares no evidence line with another root cause (and,
+  // being a root, is explained by none) stands on its own.
+  for (size_t i = 0; i < incident.causes.size(); ++i) {
+    std::set<std::pair<std::string, uint64_t>> mine;
+    for (const auto& e : incident.causes[i].evidence) mine.insert({e.source, e.line});
+    bool shared = false;
+    for (size_t j = 0; j < incident.causes.size() && !shared; ++j) {
+      if (i == j) continue;
+      for (const auto& e : incident.causes[j].evidence) shared |= mine.count({e.source, e.line}) > 0;
+    }
+    incident.causes[i].independent = !shared;
+  }
+
+  // 6. Nothing covers the failure: say so, with the failure's own words (masked).
+  if (incident.causes.empty() && !failures.empty()) {
+    const FailureRecord* f = &failures.back();
+    for (const auto& x : failures)
+      if (x.definitive) f = &x;
+    Cause c;
+    c.cause = "unclassified";
+    c.score = 0.3;
+    c.band = ScoreBand(c.score);
+    c.title = NormalizeMessage(f->terminal.empty() ? f->text : f->terminal);
+    c.remedy = "No rule covers this failure yet: read the evidence, and add a rule (triage rules "
+               "test FILE shows what fires).";
+    c.captures["message"] = c.title;
+    c.fingerprint_keys = {"message"};
+    c.evidence.push_back({f->source, f->line, f->text});
+    incident.causes.push_back(std::move(c));
+  }
+
+  for (size_t i = 0; i < incident.causes.size(); ++i) incident.causes[i].rank = int(i) + 1;
+  incident.fingerprint = Fingerprint(incident);
+}
+
+}  // namespace triage::core::detail

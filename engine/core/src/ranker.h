@@ -1,0 +1,41 @@
+// The ranker (internal to triage::core): the signature hits and failures of one incident window
+// in, ranked root causes with symptoms out. Pure function of its inputs; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "triage/core/incident.h"
+#include "triage/core/rules.h"
+
+namespace triage::core::detail {
+
+// One signature hit as the correlator kept it.
+struct HitRecord {
+  SignatureHit hit;
+  std::string source;  // name as given
+  std::string text;    // the line as a person sees it
+  uint64_t event = 0;  // sequence number of the event it came from
+  bool in_failure = false;  // part of the event that made the failure (or a fatal hit itself)
+};
+
+// An event that ended a process: a fatal hit or an uncaught traceback.
+struct FailureRecord {
+  std::string source;
+  uint64_t line = 0;            // the line that shows it (the final exception for a traceback)
+  std::string text;             // that line's display text
+  std::string terminal;         // "Type: message" of the final exception, or the fatal line
+  uint64_t event = 0;
+  bool definitive = false;      // a fatal signature (not only a traceback)
+  std::string stream;
+};
+
+// Ranks the hypotheses of one incident and fills `incident.causes` (root causes only, in rank
+// order, symptoms nested). Never leaves a failure unexplained: with no rule matching, the
+// incident gets one `unclassified` cause named after the terminal failure's normalised message.
+void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
+                const std::vector<FailureRecord>& failures, Incident& incident);
+
+}  // namespace triage::core::detail

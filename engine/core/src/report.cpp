@@ -1,0 +1,187 @@
+// The JSON report (docs/json-report.md) and the terminal report.
+#include "triage/core/report.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace triage::core {
+
+namespace {
+
+void WriteEvidence(JsonWriter& out, const std::vector<Evidence>& evidence) {
+  out.BeginArray();
+  for (const auto& e : evidence) {
+    out.BeginObject();
+    out.Key("source").String(e.source);
+    out.Key("line").Uint(e.line);
+    out.Key("text").String(e.text);
+    out.EndObject();
+  }
+  out.EndArray();
+}
+
+void WriteFacts(JsonWriter& out, const std::string& facts_json) {
+  // Facts are a JSON object produced by a verifier; anything else is carried as a string so
+  // the document stays valid.
+  size_t b = facts_json.find_first_not_of(" \t\r\n");
+  if (b != std::string::npos && facts_json[b] == '{') out.Raw(facts_json);
+  else if (facts_json.empty()) out.Raw("{}");
+  else out.String(facts_json);
+}
+
+}  // namespace
+
+void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
+  out.BeginObject();
+  out.Key("id");
+  if (incident.id) out.Int(*incident.id);
+  else out.Null();
+  out.Key("service").String(incident.service);
+  out.Key("host").String(incident.host);
+  out.Key("source").String(incident.source);
+  out.Key("first_line").Uint(incident.first_line);
+  out.Key("last_line").Uint(incident.last_line);
+  out.Key("started").OptString(incident.started);
+  out.Key("ended").OptString(incident.ended);
+  out.Key("causes").BeginArray();
+  for (const auto& c : incident.causes) {
+    out.BeginObject();
+    out.Key("cause").String(c.cause);
+    out.Key("rank").Int(c.rank);
+    out.Key("score").Double(c.score);
+    out.Key("band").String(c.band);
+    out.Key("title").String(c.title);
+    out.Key("remedy").String(c.remedy);
+    out.Key("captures").BeginObject();
+    for (const auto& [k, v] : c.captures) out.Key(k).String(v);
+    out.EndObject();
+    out.Key("independent").Bool(c.independent);
+    out.Key("evidence");
+    WriteEvidence(out, c.evidence);
+    out.Key("symptoms").BeginArray();
+    for (const auto& s : c.symptoms) {
+      out.BeginObject();
+      out.Key("cause").String(s.cause);
+      out.Key("title").String(s.title);
+      out.Key("evidence");
+      WriteEvidence(out, s.evidence);
+      out.EndObject();
+    }
+    out.EndArray();
+    out.Key("verifications").BeginArray();
+    for (const auto& v : c.verifications) {
+      out.BeginObject();
+      out.Key("verifier").String(v.verifier);
+      out.Key("verdict").String(VerdictName(v.verdict));
+      out.Key("reason").String(v.reason);
+      out.Key("facts");
+      WriteFacts(out, v.facts_json);
+      out.Key("host").String(v.host);
+      out.Key("ms").Int(v.ms);
+      out.EndObject();
+    }
+    out.EndArray();
+    out.EndObject();
+  }
+  out.EndArray();
+  out.EndObject();
+}
+
+std::string ReportJson(const std::vector<Incident>& incidents) {
+  JsonWriter out;
+  out.BeginObject();
+  out.Key("incidents").BeginArray();
+  for (const auto& i : incidents) WriteIncidentJson(out, i);
+  out.EndArray();
+  out.EndObject();
+  return out.Take();
+}
+
+namespace {
+
+struct Palette {
+  bool on;
+  std::string operator()(const char* code, const std::string& s) const {
+    if (!on) return s;
+    return std::string("\x1b[") + code + "m" + s + "\x1b[0m";
+  }
+};
+
+const char* BandColor(const std::string& band) {
+  if (band == "likely") return "1;31";
+  if (band == "possible") return "1;33";
+  return "2";
+}
+
+const char* VerdictColor(Verdict v) {
+  switch (v) {
+    case Verdict::kConfirmed:
+      return "32";
+    case Verdict::kRefuted:
+      return "31";
+    default:
+      return "2";
+  }
+}
+
+std::string Score(double s) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.2f", s);
+  return buf;
+}
+
+void EvidenceLines(std::ostringstream& out, const std::vector<Evidence>& ev, const Palette& p,
+                   const std::string& indent) {
+  for (const auto& e : ev) {
+    std::string text = e.text;
+    if (text.size() > 200) text = text.substr(0, 197) + "...";
+    out << indent << p("36", e.source + ":" + std::to_string(e.line)) << "  " << text << "\n";
+  }
+}
+
+}  // namespace
+
+std::string ReportText(const std::vector<Incident>& incidents, bool color) {
+  std::ostringstream out;
+  Palette p{color};
+  if (incidents.empty()) {
+    out << "No incident: no failure found.\n";
+    return out.str();
+  }
+  for (size_t n = 0; n < incidents.size(); ++n) {
+    const Incident& inc = incidents[n];
+    if (n) out << "\n";
+    std::string head = "Incident";
+    if (inc.id) head += " #" + std::to_string(*inc.id);
+    head += ": " + inc.service + " on " + inc.host;
+    out << p("1", head) << "\n";
+    out << "  " << inc.source << ":" << inc.first_line << "-" << inc.last_line;
+    if (inc.started || inc.ended) {
+      out << "  (" << (inc.started ? *inc.started : "?") << " .. " << (inc.ended ? *inc.ended : "?")
+          << ")";
+    }
+    out << "\n";
+    for (const auto& c : inc.causes) {
+      out << "\n  " << c.rank << ". " << p("1", c.title) << "\n";
+      out << "     " << p(BandColor(c.band), c.band + " " + Score(c.score)) << "  " << c.cause;
+      if (!c.independent) out << "  (shares evidence with another cause)";
+      else if (inc.causes.size() > 1) out << "  (independent)";
+      out << "\n";
+      EvidenceLines(out, c.evidence, p, "     ");
+      if (!c.remedy.empty()) out << "     " << p("32", "fix:") << " " << c.remedy << "\n";
+      for (const auto& s : c.symptoms) {
+        out << "     " << p("2", "symptom:") << " " << s.title << "  (" << s.cause << ")\n";
+        EvidenceLines(out, s.evidence, p, "       ");
+      }
+      for (const auto& v : c.verifications) {
+        out << "     " << p("1", "check") << " " << v.verifier << ": "
+            << p(VerdictColor(v.verdict), VerdictName(v.verdict));
+        if (!v.reason.empty()) out << " (" << v.reason << ")";
+        out << "\n";
+      }
+    }
+  }
+  return out.str();
+}
+
+}  // namespace triage::core

@@ -1,0 +1,770 @@
+// Rule loading (toml++), validation, and the compiled matcher (RE2 + literal prefilter).
+#include "triage/core/rules.h"
+
+#include <re2/re2.h>
+#include <re2/set.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <toml++/toml.h>
+
+#include "literal_scanner.h"
+#include "triage/core/analyzer.h"
+
+namespace triage::core {
+
+namespace fs = std::filesystem;
+
+std::string RuleDiagnostic::ToString() const {
+  if (line > 0) return file + ":" + std::to_string(line) + ": " + message;
+  return file + ": " + message;
+}
+
+const char* ScopeKindName(ScopeKind k) {
+  switch (k) {
+    case ScopeKind::kLine:
+      return "line";
+    case ScopeKind::kTraceback:
+      return "traceback";
+    case ScopeKind::kBlock:
+      return "block";
+    case ScopeKind::kAny:
+      break;
+  }
+  return "any";
+}
+
+const char* ScopeExceptionName(ScopeException e) {
+  switch (e) {
+    case ScopeException::kLast:
+      return "last";
+    case ScopeException::kChain:
+      return "chain";
+    case ScopeException::kAny:
+      break;
+  }
+  return "any";
+}
+
+// ------------------------------------------------------------------------------------------
+// The compiled matcher.
+
+struct RuleSet::Compiled {
+  std::vector<std::unique_ptr<RE2>> regex;           // per signature (null if it failed)
+  std::vector<std::vector<std::string>> group_names;  // per signature: name of each group, by index
+  detail::LiteralScanner scanner;
+  std::vector<std::vector<int>> literal_signatures;  // literal index -> signatures
+  std::vector<int> unfiltered;                       // signatures without literals
+  std::unique_ptr<RE2::Set> unfiltered_set;          // the unfiltered ones, as one set
+  std::vector<int> set_to_signature;
+};
+
+RuleSet::RuleSet() = default;
+RuleSet::~RuleSet() = default;
+
+int RuleSet::FindSignature(std::string_view id) const {
+  auto it = signature_index_.find(id);
+  return it == signature_index_.end() ? -1 : it->second;
+}
+
+int RuleSet::FindCause(std::string_view id) const {
+  auto it = cause_index_.find(id);
+  return it == cause_index_.end() ? -1 : it->second;
+}
+
+bool RuleSet::LineMayMatch(std::string_view raw_line) const {
+  if (!compiled_) return false;
+  if (!compiled_->unfiltered.empty()) return true;
+  return compiled_->scanner.Any(raw_line);
+}
+
+namespace {
+
+RE2::Options MatchOptions() {
+  RE2::Options o;
+  o.set_log_errors(false);
+  o.set_max_mem(64 << 20);
+  return o;
+}
+
+// Where a candidate signature is tried.
+enum class Place { kLineEvent, kTracebackLine, kException, kBlockLine };
+
+bool InScope(const SignatureRule& s, Place place, bool last_exception) {
+  switch (place) {
+    case Place::kLineEvent:
+      return s.kind == ScopeKind::kAny || s.kind == ScopeKind::kLine;
+    case Place::kBlockLine:
+      return s.kind == ScopeKind::kAny || s.kind == ScopeKind::kBlock;
+    case Place::kTracebackLine:
+      return (s.kind == ScopeKind::kAny || s.kind == ScopeKind::kTraceback) &&
+             s.exception == ScopeException::kAny;
+    case Place::kException:
+      if (!(s.kind == ScopeKind::kAny || s.kind == ScopeKind::kTraceback)) return false;
+      return s.exception != ScopeException::kLast || last_exception;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Runs the candidates of `text` and appends hits. `seen` dedupes (signature, line).
+static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std::string_view text,
+                          Place place, bool last_exception, uint64_t line, size_t line_index,
+                          int exception_index, std::vector<SignatureHit>& out,
+                          std::vector<int>& scratch) {
+  scratch.clear();
+  c.scanner.ForEach(text, [&](size_t lit) {
+    for (int s : c.literal_signatures[lit]) scratch.push_back(s);
+  });
+  if (c.unfiltered_set) {
+    std::vector<int> v;
+    if (c.unfiltered_set->Match(text, &v))
+      for (int k : v) scratch.push_back(c.set_to_signature[size_t(k)]);
+  } else {
+    scratch.insert(scratch.end(), c.unfiltered.begin(), c.unfiltered.end());
+  }
+  if (scratch.empty()) return;
+  std::sort(scratch.begin(), scratch.end());
+  scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
+  const auto& sigs = rules.signatures();
+  for (int s : scratch) {
+    const SignatureRule& rule = sigs[size_t(s)];
+    if (!InScope(rule, place, last_exception)) continue;
+    const RE2* re = c.regex[size_t(s)].get();
+    if (!re) continue;
+    const re2::StringPiece sp(text.data(), text.size());
+    if (!re->Match(sp, 0, sp.size(), RE2::UNANCHORED, nullptr, 0)) continue;
+    const int ngroups = re->NumberOfCapturingGroups();
+    std::vector<re2::StringPiece> sub(size_t(ngroups) + 1);
+    if (!re->Match(sp, 0, sp.size(), RE2::UNANCHORED, sub.data(), ngroups + 1)) continue;
+    SignatureHit hit;
+    hit.signature = s;
+    hit.line = line;
+    hit.line_index = line_index;
+    hit.matched = std::string(sub[0].data(), sub[0].size());
+    hit.exception_index = exception_index;
+    hit.final_exception = place == Place::kException && last_exception;
+    const auto& names = c.group_names[size_t(s)];
+    for (int g = 1; g <= ngroups; ++g) {
+      if (size_t(g) < names.size() && !names[size_t(g)].empty() && sub[size_t(g)].data())
+        hit.captures[names[size_t(g)]] = std::string(sub[size_t(g)].data(), sub[size_t(g)].size());
+    }
+    out.push_back(std::move(hit));
+  }
+}
+
+std::vector<SignatureHit> RuleSet::MatchText(std::string_view text) const {
+  std::vector<SignatureHit> out;
+  if (!compiled_) return out;
+  std::vector<int> scratch;
+  MatchTextInto(*this, *compiled_, text, Place::kLineEvent, false, 1, 0, -1, out, scratch);
+  return out;
+}
+
+namespace {
+
+// The line of a traceback that shows exception `type` (searching from `from`).
+size_t FindExceptionLine(const ingest::Event& ev, const ingest::ExceptionInfo& ex, size_t from,
+                         bool from_end) {
+  std::string head = ex.type;
+  std::string first_msg = ex.message.substr(0, ex.message.find('\n'));
+  auto matches = [&](const std::string& m) {
+    if (m.find(head) == std::string::npos) return false;
+    return first_msg.empty() || m.find(first_msg.substr(0, 40)) != std::string::npos;
+  };
+  if (from_end) {
+    for (size_t k = ev.lines.size(); k-- > from;)
+      if (matches(ev.lines[k].message)) return k;
+  } else {
+    for (size_t k = from; k < ev.lines.size(); ++k)
+      if (matches(ev.lines[k].message)) return k;
+  }
+  for (size_t k = ev.lines.size(); k-- > 0;)
+    if (ev.lines[k].message.find(head) != std::string::npos) return k;
+  return ev.lines.empty() ? 0 : ev.lines.size() - 1;
+}
+
+}  // namespace
+
+std::vector<SignatureHit> RuleSet::Match(const ingest::Event& event) const {
+  std::vector<SignatureHit> out;
+  if (!compiled_) return out;
+  const Compiled& c = *compiled_;
+  std::vector<int> scratch;
+  auto line_no = [&](size_t k) {
+    return k < event.lines.size() ? event.lines[k].number : event.first_line;
+  };
+  switch (event.kind) {
+    case ingest::EventKind::kLine: {
+      std::string_view text = event.lines.empty() ? std::string_view(event.text)
+                                                  : std::string_view(event.lines[0].message);
+      MatchTextInto(*this, c, text, Place::kLineEvent, false, line_no(0), 0, -1, out, scratch);
+      break;
+    }
+    case ingest::EventKind::kBlock:
+      for (size_t k = 0; k < event.lines.size(); ++k)
+        MatchTextInto(*this, c, event.lines[k].message, Place::kBlockLine, false, line_no(k), k,
+                      -1, out, scratch);
+      if (event.lines.empty())
+        MatchTextInto(*this, c, event.text, Place::kBlockLine, false, event.first_line, 0, -1,
+                      out, scratch);
+      break;
+    case ingest::EventKind::kTraceback: {
+      for (size_t k = 0; k < event.lines.size(); ++k)
+        MatchTextInto(*this, c, event.lines[k].message, Place::kTracebackLine, false,
+                      line_no(k), k, -1, out, scratch);
+      size_t from = 0;
+      for (size_t j = 0; j < event.exceptions.size(); ++j) {
+        const auto& ex = event.exceptions[j];
+        const bool last = j + 1 == event.exceptions.size();
+        size_t k = FindExceptionLine(event, ex, from, last);
+        if (!last) from = k + 1;
+        std::string text = ex.message.empty() ? ex.type : ex.type + ": " + ex.message;
+        std::vector<SignatureHit> ex_hits;
+        MatchTextInto(*this, c, text, Place::kException, last, line_no(k), k, int(j), ex_hits,
+                      scratch);
+        for (auto& h : ex_hits) {
+          // The same signature already found on that line as plain text: keep one hit, with
+          // the exception's position.
+          auto same = std::find_if(out.begin(), out.end(), [&](const SignatureHit& o) {
+            return o.signature == h.signature && o.line == h.line;
+          });
+          if (same != out.end()) {
+            same->exception_index = h.exception_index;
+            same->final_exception = h.final_exception;
+          } else {
+            out.push_back(std::move(h));
+          }
+        }
+      }
+      break;
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const SignatureHit& a, const SignatureHit& b) { return a.line < b.line; });
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// Loading.
+
+class RuleSetBuilder {
+ public:
+  explicit RuleSetBuilder(std::vector<RuleDiagnostic>& diags) : diags_(diags) {}
+
+  void LoadFolder(const std::string& folder);
+  std::shared_ptr<const RuleSet> Finish();
+
+ private:
+  struct CauseRefs {
+    int requires_line = 0;
+    int explains_line = 0;
+  };
+
+  void LoadFile(const std::string& path);
+  void Fault(const std::string& file, int line, std::string msg) {
+    diags_.push_back({file, line, std::move(msg)});
+  }
+  static int LineOf(const toml::node& n) { return int(n.source().begin.line); }
+
+  bool ReadSignature(const std::string& file, const toml::table& t, SignatureRule& out);
+  bool ReadCause(const std::string& file, const toml::table& t, CauseRule& out, CauseRefs& refs);
+
+  // Typed getters: they report a wrong type and return false.
+  bool GetString(const std::string& file, const toml::table& t, std::string_view key,
+                 std::string& out, bool required, int table_line);
+  bool GetDouble(const std::string& file, const toml::table& t, std::string_view key, double& out);
+  bool GetBool(const std::string& file, const toml::table& t, std::string_view key, bool& out);
+  bool GetStringArray(const std::string& file, const toml::node& n, std::string_view what,
+                      std::vector<std::string>& out);
+  bool CheckKeys(const std::string& file, const toml::table& t, std::string_view what,
+                 std::initializer_list<std::string_view> allowed);
+
+  std::vector<RuleDiagnostic>& diags_;
+  std::shared_ptr<RuleSet> set_{new RuleSet()};
+  std::vector<CauseRefs> cause_refs_;
+};
+
+bool RuleSetBuilder::CheckKeys(const std::string& file, const toml::table& t, std::string_view what,
+                               std::initializer_list<std::string_view> allowed) {
+  bool ok = true;
+  for (auto&& [k, v] : t) {
+    (void)v;
+    std::string_view key = k.str();
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      Fault(file, int(k.source().begin.line),
+            std::string(what) + ": unknown key '" + std::string(key) + "'");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+bool RuleSetBuilder::GetString(const std::string& file, const toml::table& t, std::string_view key,
+                               std::string& out, bool required, int table_line) {
+  const toml::node* n = t.get(key);
+  if (!n) {
+    if (required) Fault(file, table_line, "missing required key '" + std::string(key) + "'");
+    return !required;
+  }
+  if (!n->is_string()) {
+    Fault(file, LineOf(*n), "'" + std::string(key) + "' must be a string");
+    return false;
+  }
+  out = n->as_string()->get();
+  return true;
+}
+
+bool RuleSetBuilder::GetDouble(const std::string& file, const toml::table& t, std::string_view key,
+                               double& out) {
+  const toml::node* n = t.get(key);
+  if (!n) return true;
+  if (n->is_floating_point()) out = n->as_floating_point()->get();
+  else if (n->is_integer()) out = double(n->as_integer()->get());
+  else {
+    Fault(file, LineOf(*n), "'" + std::string(key) + "' must be a number");
+    return false;
+  }
+  if (!(out >= 0 && out <= 1)) {
+    Fault(file, LineOf(*n), "'" + std::string(key) + "' must be between 0 and 1");
+    return false;
+  }
+  return true;
+}
+
+bool RuleSetBuilder::GetBool(const std::string& file, const toml::table& t, std::string_view key,
+                             bool& out) {
+  const toml::node* n = t.get(key);
+  if (!n) return true;
+  if (!n->is_boolean()) {
+    Fault(file, LineOf(*n), "'" + std::string(key) + "' must be true or false");
+    return false;
+  }
+  out = n->as_boolean()->get();
+  return true;
+}
+
+bool RuleSetBuilder::GetStringArray(const std::string& file, const toml::node& n,
+                                    std::string_view what, std::vector<std::string>& out) {
+  const toml::array* a = n.as_array();
+  if (!a) {
+    Fault(file, LineOf(n), "'" + std::string(what) + "' must be an array of strings");
+    return false;
+  }
+  for (const auto& e : *a) {
+    if (!e.is_string()) {
+      Fault(file, LineOf(e), "'" + std::string(what) + "' must be an array of strings");
+      return false;
+    }
+    out.push_back(e.as_string()->get());
+  }
+  return true;
+}
+
+bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t,
+                                   SignatureRule& s) {
+  const int line = int(t.source().begin.line);
+  s.file = file;
+  s.line = line;
+  bool ok = CheckKeys(file, t, "signature",
+                      {"id", "pattern", "literal", "scope", "strength", "fatal", "benign",
+                       "restart", "description", "examples"});
+  ok &= GetString(file, t, "id", s.id, true, line);
+  ok &= GetString(file, t, "pattern", s.pattern, true, line);
+  std::string literal;
+  ok &= GetString(file, t, "literal", literal, false, line);
+  ok &= GetDouble(file, t, "strength", s.strength);
+  ok &= GetBool(file, t, "fatal", s.fatal);
+  ok &= GetBool(file, t, "benign", s.benign);
+  ok &= GetBool(file, t, "restart", s.restart);
+  if (const toml::node* sc = t.get("scope")) {
+    if (!sc->is_table()) {
+      Fault(file, LineOf(*sc), "'scope' must be a table { kind = ..., exception = ... }");
+      ok = false;
+    } else {
+      const toml::table& st = *sc->as_table();
+      ok &= CheckKeys(file, st, "scope", {"kind", "exception"});
+      std::string kind = "any", exc = "any";
+      ok &= GetString(file, st, "kind", kind, false, line);
+      ok &= GetString(file, st, "exception", exc, false, line);
+      const int sl = LineOf(*sc);
+      if (kind == "any") s.kind = ScopeKind::kAny;
+      else if (kind == "line") s.kind = ScopeKind::kLine;
+      else if (kind == "traceback") s.kind = ScopeKind::kTraceback;
+      else if (kind == "block") s.kind = ScopeKind::kBlock;
+      else {
+        Fault(file, sl, "scope.kind must be one of any, line, traceback, block (not '" + kind + "')");
+        ok = false;
+      }
+      if (exc == "any") s.exception = ScopeException::kAny;
+      else if (exc == "last") s.exception = ScopeException::kLast;
+      else if (exc == "chain") s.exception = ScopeException::kChain;
+      else {
+        Fault(file, sl, "scope.exception must be one of any, last, chain (not '" + exc + "')");
+        ok = false;
+      }
+    }
+  }
+  if (!s.pattern.empty() || t.get("pattern")) {
+    RE2 re(s.pattern, MatchOptions());
+    if (!re.ok()) {
+      const toml::node* pn = t.get("pattern");
+      Fault(file, pn ? LineOf(*pn) : line, "pattern does not compile: " + re.error());
+      ok = false;
+    } else {
+      for (const auto& [name, idx] : re.NamedCapturingGroups()) {
+        (void)idx;
+        s.capture_names.push_back(name);
+      }
+    }
+  }
+  if (!literal.empty()) {
+    auto cover = DeriveLiterals(RE2::QuoteMeta(literal), detail::LiteralScanner::kMinLiteral);
+    if (!cover.empty()) {
+      s.literals = cover;
+      s.literal_given = true;
+    }
+  }
+  if (s.literals.empty()) s.literals = DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral);
+  return ok;
+}
+
+bool RuleSetBuilder::ReadCause(const std::string& file, const toml::table& t, CauseRule& c,
+                               CauseRefs& refs) {
+  const int line = int(t.source().begin.line);
+  c.file = file;
+  c.line = line;
+  bool ok = CheckKeys(file, t, "cause",
+                      {"id", "title", "remedy", "requires", "explains", "prior", "fingerprint",
+                       "verify", "description"});
+  ok &= GetString(file, t, "id", c.id, true, line);
+  ok &= GetString(file, t, "title", c.title, true, line);
+  ok &= GetString(file, t, "remedy", c.remedy, true, line);
+  ok &= GetDouble(file, t, "prior", c.prior);
+  if (const toml::node* r = t.get("requires")) {
+    refs.requires_line = LineOf(*r);
+    if (!r->is_table()) {
+      Fault(file, LineOf(*r), "'requires' must be a table { any = [...], all = [...] }");
+      ok = false;
+    } else {
+      const toml::table& rt = *r->as_table();
+      ok &= CheckKeys(file, rt, "requires", {"any", "all", "none", "within"});
+      if (const toml::node* n = rt.get("any")) ok &= GetStringArray(file, *n, "requires.any", c.requires_any);
+      if (const toml::node* n = rt.get("all")) ok &= GetStringArray(file, *n, "requires.all", c.requires_all);
+      if (const toml::node* n = rt.get("none")) ok &= GetStringArray(file, *n, "requires.none", c.requires_none);
+      std::string within = "incident";
+      ok &= GetString(file, rt, "within", within, false, line);
+      if (within == "incident") c.within = Within::kIncident;
+      else if (within == "event") c.within = Within::kEvent;
+      else {
+        Fault(file, refs.requires_line, "requires.within must be \"event\" or \"incident\"");
+        ok = false;
+      }
+    }
+  } else {
+    Fault(file, line, "missing required key 'requires' (requires.any or requires.all)");
+    ok = false;
+  }
+  if (ok && c.requires_any.empty() && c.requires_all.empty()) {
+    Fault(file, refs.requires_line ? refs.requires_line : line,
+          "requires.any or requires.all must name at least one signature");
+    ok = false;
+  }
+  if (const toml::node* n = t.get("explains")) {
+    refs.explains_line = LineOf(*n);
+    ok &= GetStringArray(file, *n, "explains", c.explains);
+  }
+  if (const toml::node* n = t.get("fingerprint")) ok &= GetStringArray(file, *n, "fingerprint", c.fingerprint);
+  if (const toml::node* n = t.get("verify")) {
+    const toml::array* a = n->as_array();
+    if (!a) {
+      Fault(file, LineOf(*n), "'verify' must be an array of { verifier = ..., args = {...} }");
+      ok = false;
+    } else {
+      for (const auto& e : *a) {
+        const toml::table* vt = e.as_table();
+        if (!vt) {
+          Fault(file, LineOf(e), "'verify' entries must be tables { verifier = ..., args = {...} }");
+          ok = false;
+          continue;
+        }
+        VerifyRule v;
+        ok &= CheckKeys(file, *vt, "verify", {"verifier", "args"});
+        ok &= GetString(file, *vt, "verifier", v.verifier, true, LineOf(e));
+        if (const toml::node* args = vt->get("args")) {
+          const toml::table* at = args->as_table();
+          if (!at) {
+            Fault(file, LineOf(*args), "verify.args must be a table of strings");
+            ok = false;
+          } else {
+            for (auto&& [k, val] : *at) {
+              if (!val.is_string()) {
+                Fault(file, LineOf(val), "verify.args." + std::string(k.str()) + " must be a string");
+                ok = false;
+                continue;
+              }
+              v.args[std::string(k.str())] = val.as_string()->get();
+            }
+          }
+        }
+        c.verify.push_back(std::move(v));
+      }
+    }
+  }
+  return ok;
+}
+
+void RuleSetBuilder::LoadFile(const std::string& path) {
+  toml::parse_result res = toml::parse_file(path);
+  if (!res) {
+    const auto& err = res.error();
+    Fault(path, int(err.source().begin.line), "TOML syntax error: " + std::string(err.description()));
+    return;
+  }
+  set_->files_.push_back(path);
+  const toml::table& root = res.table();
+  RuleSet& rs = *set_;
+  for (auto&& [k, v] : root) {
+    std::string_view key = k.str();
+    const int kl = int(k.source().begin.line);
+    static const std::set<std::string_view> kKnown = {"signature", "cause", "arch",
+                                                      "library_minimum", "driver_minimum"};
+    if (!kKnown.count(key)) {
+      Fault(path, kl, "unknown top-level entry '" + std::string(key) +
+                          "' (expected [[signature]], [[cause]], [[arch]], [[library_minimum]], "
+                          "[[driver_minimum]])");
+      continue;
+    }
+    const toml::array* arr = v.as_array();
+    if (!arr) {
+      Fault(path, kl, "'" + std::string(key) + "' must be an array of tables ([[" +
+                          std::string(key) + "]])");
+      continue;
+    }
+    for (const auto& e : *arr) {
+      const toml::table* t = e.as_table();
+      if (!t) {
+        Fault(path, LineOf(e), "'" + std::string(key) + "' entries must be tables");
+        continue;
+      }
+      const int tl = int(t->source().begin.line);
+      if (key == "signature") {
+        SignatureRule s;
+        if (!ReadSignature(path, *t, s)) continue;
+        auto it = rs.signature_index_.find(s.id);
+        if (it != rs.signature_index_.end()) {
+          rs.signatures_[size_t(it->second)] = std::move(s);
+        } else {
+          rs.signature_index_[s.id] = int(rs.signatures_.size());
+          rs.signatures_.push_back(std::move(s));
+        }
+      } else if (key == "cause") {
+        CauseRule c;
+        CauseRefs refs;
+        if (!ReadCause(path, *t, c, refs)) continue;
+        auto it = rs.cause_index_.find(c.id);
+        if (it != rs.cause_index_.end()) {
+          rs.causes_[size_t(it->second)] = std::move(c);
+          cause_refs_[size_t(it->second)] = refs;
+        } else {
+          rs.cause_index_[c.id] = int(rs.causes_.size());
+          rs.causes_.push_back(std::move(c));
+          cause_refs_.push_back(refs);
+        }
+      } else if (key == "arch") {
+        ArchEntry a;
+        a.file = path;
+        a.line = tl;
+        bool ok = CheckKeys(path, *t, "arch", {"sm", "min_cuda", "family", "products", "description"});
+        ok &= GetString(path, *t, "sm", a.sm, true, tl);
+        ok &= GetString(path, *t, "min_cuda", a.min_cuda, true, tl);
+        ok &= GetString(path, *t, "family", a.family, false, tl);
+        if (const toml::node* p = t->get("products")) ok &= GetStringArray(path, *p, "products", a.products);
+        if (!ok) continue;
+        auto same = std::find_if(rs.arches_.begin(), rs.arches_.end(),
+                                 [&](const ArchEntry& x) { return x.sm == a.sm; });
+        if (same != rs.arches_.end()) *same = std::move(a);
+        else rs.arches_.push_back(std::move(a));
+      } else if (key == "library_minimum") {
+        LibraryMinimum m;
+        m.file = path;
+        m.line = tl;
+        bool ok = CheckKeys(path, *t, "library_minimum", {"library", "family", "min_cuda", "description"});
+        ok &= GetString(path, *t, "library", m.library, true, tl);
+        ok &= GetString(path, *t, "family", m.family, true, tl);
+        ok &= GetString(path, *t, "min_cuda", m.min_cuda, true, tl);
+        if (!ok) continue;
+        auto same = std::find_if(rs.library_minimums_.begin(), rs.library_minimums_.end(),
+                                 [&](const LibraryMinimum& x) {
+                                   return x.library == m.library && x.family == m.family;
+                                 });
+        if (same != rs.library_minimums_.end()) *same = std::move(m);
+        else rs.library_minimums_.push_back(std::move(m));
+      } else {
+        DriverMinimum d;
+        d.file = path;
+        d.line = tl;
+        bool ok = CheckKeys(path, *t, "driver_minimum", {"cuda_major", "min_driver", "description"});
+        ok &= GetString(path, *t, "cuda_major", d.cuda_major, true, tl);
+        ok &= GetString(path, *t, "min_driver", d.min_driver, true, tl);
+        if (!ok) continue;
+        auto same = std::find_if(rs.driver_minimums_.begin(), rs.driver_minimums_.end(),
+                                 [&](const DriverMinimum& x) { return x.cuda_major == d.cuda_major; });
+        if (same != rs.driver_minimums_.end()) *same = std::move(d);
+        else rs.driver_minimums_.push_back(std::move(d));
+      }
+    }
+  }
+}
+
+void RuleSetBuilder::LoadFolder(const std::string& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    Fault(folder, 0, "not a folder of rule files");
+    return;
+  }
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(folder, ec)) {
+    if (e.path().extension() == ".toml" && e.is_regular_file(ec)) files.push_back(e.path().string());
+  }
+  if (ec) Fault(folder, 0, "cannot list: " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) LoadFile(f);
+}
+
+std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
+  RuleSet& rs = *set_;
+  // References: every id a cause names must exist. A cause with a dangling reference is
+  // reported and dropped, so that the engine never reasons from half a rule.
+  std::vector<bool> drop(rs.causes_.size(), false);
+  for (size_t i = 0; i < rs.causes_.size(); ++i) {
+    const CauseRule& c = rs.causes_[i];
+    const CauseRefs& refs = cause_refs_[i];
+    auto check_sigs = [&](const std::vector<std::string>& ids, const char* what) {
+      for (const auto& id : ids) {
+        if (rs.FindSignature(id) < 0) {
+          Fault(c.file, refs.requires_line ? refs.requires_line : c.line,
+                "cause '" + c.id + "': " + what + " names unknown signature '" + id + "'");
+          drop[i] = true;
+        }
+      }
+    };
+    check_sigs(c.requires_any, "requires.any");
+    check_sigs(c.requires_all, "requires.all");
+    check_sigs(c.requires_none, "requires.none");
+    for (const auto& id : c.explains) {
+      if (rs.FindSignature(id) < 0 && rs.FindCause(id) < 0) {
+        Fault(c.file, refs.explains_line ? refs.explains_line : c.line,
+              "cause '" + c.id + "': explains names unknown cause or signature '" + id + "'");
+        drop[i] = true;
+      }
+    }
+  }
+  // Explains cycles: an edge A -> B when A explains B's id or a signature B requires.
+  const size_t n = rs.causes_.size();
+  std::vector<std::vector<size_t>> edges(n);
+  for (size_t a = 0; a < n; ++a) {
+    for (const auto& x : rs.causes_[a].explains) {
+      for (size_t b = 0; b < n; ++b) {
+        if (a == b && rs.causes_[b].id != x) continue;
+        const CauseRule& cb = rs.causes_[b];
+        bool hit = cb.id == x ||
+                   std::find(cb.requires_any.begin(), cb.requires_any.end(), x) != cb.requires_any.end() ||
+                   std::find(cb.requires_all.begin(), cb.requires_all.end(), x) != cb.requires_all.end();
+        if (hit) edges[a].push_back(b);
+      }
+    }
+  }
+  std::vector<int> state(n, 0);  // 0 new, 1 on stack, 2 done
+  std::vector<size_t> stack;
+  std::function<void(size_t)> dfs = [&](size_t v) {
+    state[v] = 1;
+    stack.push_back(v);
+    for (size_t w : edges[v]) {
+      if (state[w] == 1) {
+        // The cycle is the stack from w to v.
+        std::string path;
+        auto from = std::find(stack.begin(), stack.end(), w);
+        for (auto it = from; it != stack.end(); ++it) path += rs.causes_[*it].id + " -> ";
+        path += rs.causes_[w].id;
+        const CauseRule& c = rs.causes_[v];
+        const int line = cause_refs_[v].explains_line ? cause_refs_[v].explains_line : c.line;
+        Fault(c.file, line, "explains cycle: " + path);
+        for (auto it = from; it != stack.end(); ++it) drop[*it] = true;
+      } else if (state[w] == 0) {
+        dfs(w);
+      }
+    }
+    stack.pop_back();
+    state[v] = 2;
+  };
+  for (size_t v = 0; v < n; ++v)
+    if (state[v] == 0) dfs(v);
+
+  if (std::find(drop.begin(), drop.end(), true) != drop.end()) {
+    std::vector<CauseRule> kept;
+    for (size_t i = 0; i < n; ++i)
+      if (!drop[i]) kept.push_back(std::move(rs.causes_[i]));
+    rs.causes_ = std::move(kept);
+    rs.cause_index_.clear();
+    for (size_t i = 0; i < rs.causes_.size(); ++i) rs.cause_index_[rs.causes_[i].id] = int(i);
+  }
+
+  // Compile the matcher.
+  auto c = std::make_unique<RuleSet::Compiled>();
+  std::vector<std::string> literals;
+  std::map<std::string, size_t> literal_index;
+  RE2::Options opts = MatchOptions();
+  for (size_t i = 0; i < rs.signatures_.size(); ++i) {
+    const SignatureRule& s = rs.signatures_[i];
+    auto re = std::make_unique<RE2>(s.pattern, opts);
+    std::vector<std::string> names(size_t(re->NumberOfCapturingGroups()) + 1);
+    for (const auto& [idx, name] : re->CapturingGroupNames()) names[size_t(idx)] = name;
+    c->group_names.push_back(std::move(names));
+    c->regex.push_back(re->ok() ? std::move(re) : nullptr);
+    if (s.literals.empty()) {
+      c->unfiltered.push_back(int(i));
+      continue;
+    }
+    for (const auto& lit : s.literals) {
+      std::string low = lit;
+      for (auto& ch : low) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+      auto [it, fresh] = literal_index.emplace(low, literals.size());
+      if (fresh) {
+        literals.push_back(low);
+        c->literal_signatures.emplace_back();
+      }
+      c->literal_signatures[it->second].push_back(int(i));
+    }
+  }
+  c->scanner = detail::LiteralScanner(literals);
+  if (!c->unfiltered.empty()) {
+    c->unfiltered_set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
+    for (int s : c->unfiltered) {
+      std::string err;
+      if (c->unfiltered_set->Add(rs.signatures_[size_t(s)].pattern, &err) >= 0)
+        c->set_to_signature.push_back(s);
+    }
+    if (!c->unfiltered_set->Compile()) {
+      // Too large for one set: fall back to trying each regex (still linear per regex).
+      c->unfiltered_set.reset();
+    }
+  }
+  rs.compiled_ = std::move(c);
+  return set_;
+}
+
+RuleLoadResult LoadRules(const std::vector<std::string>& folders) {
+  RuleLoadResult out;
+  RuleSetBuilder b(out.diagnostics);
+  for (const auto& f : folders) b.LoadFolder(f);
+  out.rules = b.Finish();
+  return out;
+}
+
+}  // namespace triage::core
