@@ -1,9 +1,43 @@
 #include "sqlite.h"
 
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+
 #include <cerrno>
 #include <cstring>
 
 namespace triage::store::detail {
+
+namespace {
+
+// Why a write failed, in plain words. SQLite reports every failed write as "disk I/O error", and
+// the errno it keeps is not reliable by then (later calls overwrite it), so when it has none the
+// file system and the process's limits are asked.
+std::string WriteFailure(sqlite3* db, int sys_errno) {
+  if (sys_errno == ENOSPC) return "disk full";
+  if (sys_errno == EFBIG) return "file too large (size limit reached)";
+  if (sys_errno == EDQUOT) return "disk quota exceeded";
+  if (sys_errno != 0) return std::string("write failed: ") + std::strerror(sys_errno);
+  const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+  if (file && *file) {
+    std::string dir(file);
+    auto slash = dir.find_last_of('/');
+    dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
+    struct statvfs vfs {};
+    if (statvfs(dir.c_str(), &vfs) == 0 &&
+        uint64_t(vfs.f_bavail) * uint64_t(vfs.f_frsize) < (uint64_t{1} << 20)) {
+      return "disk full";
+    }
+  }
+  struct rlimit lim {};
+  if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    return "file too large (size limit reached: " + std::to_string(uint64_t(lim.rlim_cur)) +
+           " bytes per file)";
+  }
+  return "write failed: disk I/O error";
+}
+
+}  // namespace
 
 Status SqliteStatus(sqlite3* db, int rc, std::string_view what) {
   const int primary = rc & 0xff;
@@ -18,12 +52,21 @@ Status SqliteStatus(sqlite3* db, int rc, std::string_view what) {
     case SQLITE_FULL:
       return Status::Io(prefix + ": disk full");
     case SQLITE_IOERR:
-      // SQLite says "disk I/O error" for every failed write; the errno says which one.
-      if (sys_errno == ENOSPC) return Status::Io(prefix + ": disk full");
-      if (sys_errno == EFBIG) return Status::Io(prefix + ": file too large (size limit reached)");
-      if (sys_errno == EDQUOT) return Status::Io(prefix + ": disk quota exceeded");
+      switch (rc) {
+        case SQLITE_IOERR_WRITE:
+        case SQLITE_IOERR_FSYNC:
+        case SQLITE_IOERR_TRUNCATE:
+        case SQLITE_IOERR_SHMSIZE:
+        case SQLITE_IOERR_SHMMAP:
+          return Status::Io(prefix + ": " + WriteFailure(db, sys_errno));
+        default:
+          break;
+      }
+      if (sys_errno == ENOSPC || sys_errno == EFBIG || sys_errno == EDQUOT) {
+        return Status::Io(prefix + ": " + WriteFailure(db, sys_errno));
+      }
       if (sys_errno != 0) return Status::Io(prefix + ": " + why + ": " + std::strerror(sys_errno));
-      return Status::Io(prefix + ": " + why);
+      return Status::Io(prefix + ": " + why + " (extended code " + std::to_string(rc) + ")");
     case SQLITE_CORRUPT:
       return Status::Corrupt(prefix + ": the database is damaged: " + why);
     case SQLITE_NOTADB:

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -569,6 +570,13 @@ Result<Store> Store::Open(const std::string& path, const StoreOptions& options) 
   // WAL with synchronous=NORMAL: a crash of the process loses nothing committed; a power cut
   // may lose the last transactions but never corrupts.
   TRIAGE_TRY(d.Exec("PRAGMA synchronous = NORMAL", what));
+  if (options.max_size_bytes > 0) {
+    auto page = d.QueryInt("PRAGMA page_size");
+    if (!page.ok()) return page.status().Annotate(what);
+    const int64_t pages = std::max<int64_t>(1, options.max_size_bytes / std::max<int64_t>(*page, 512));
+    // PRAGMAs take no parameters; the value is a number computed here, not text from outside.
+    TRIAGE_TRY(d.Exec(("PRAGMA max_page_count = " + std::to_string(pages)).c_str(), what));
+  }
   Status m = detail::Migrate(d);
   if (!m.ok()) return m.Annotate(what);
   return Store(std::move(impl));

@@ -119,6 +119,9 @@ struct StoreOptions {
   int busy_timeout_ms = 5000;
   // Create the file (and its parent folders, user-only) when it does not exist.
   bool create = true;
+  // A cap on the database file's size (0: none). A write that would pass it fails with
+  // Io "disk full" and is rolled back, like a full disk.
+  int64_t max_size_bytes = 0;
 };
 
 // What one Record() did, for the caller's counters.

@@ -1,0 +1,127 @@
+// A database written by schema version 1 (made here by that version's own statements, kept in
+// tests/engine/store/data/) is migrated on open, its incidents intact.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "fixtures.h"
+#include "triage/store/store.h"
+
+namespace triage::store {
+namespace {
+
+using testing::TempDir;
+
+std::string ReadData(const std::string& name) {
+  std::ifstream f(std::string(TRIAGE_TEST_DATA) + "/engine/store/data/" + name);
+  EXPECT_TRUE(f.good()) << name;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void ExecScript(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+void MakeVersion1(const std::string& path) {
+  ExecScript(path, ReadData("schema_v1.sql"));
+  ExecScript(path, ReadData("v1_incidents.sql"));
+}
+
+TEST(StoreMigration, Version1IsMigratedOnOpenWithItsIncidentsIntact) {
+  TempDir dir;
+  const std::string path = dir.File("v1.db");
+  MakeVersion1(path);
+
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto version = store->SchemaVersion();
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(*version, kSchemaVersion);
+  EXPECT_TRUE(store->CheckIntegrity().ok());
+
+  auto h = store->History({});
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  ASSERT_EQ(h->size(), 2u);
+  EXPECT_EQ(h->at(0).id, 2);
+  EXPECT_EQ(h->at(1).status, "resolved");
+  EXPECT_EQ(h->at(1).occurrences, 3);
+  EXPECT_EQ(h->at(1).note, "") << "a column added by version 2 has its default";
+
+  auto inc = store->GetIncident(1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  ASSERT_EQ(inc->incident.causes.size(), 1u);
+  const auto& c = inc->incident.causes[0];
+  EXPECT_EQ(c.captures.at("sm"), "120");
+  EXPECT_EQ(c.fingerprint_keys, (std::vector<std::string>{"sm", "required"}));
+  ASSERT_EQ(c.evidence.size(), 2u);
+  EXPECT_EQ(c.evidence[0].line, 22u);
+  ASSERT_EQ(c.symptoms.size(), 1u);
+  EXPECT_EQ(c.symptoms[0].evidence.size(), 1u);
+  EXPECT_TRUE(c.verify.empty());
+
+  // Version 2's additions work on the migrated data: the full-text index covers the old
+  // evidence, verifications can be added, and a recurrence counts on from the old count.
+  auto hits = store->Search("flash_attn");
+  ASSERT_TRUE(hits.ok()) << hits.status().message();
+  ASSERT_EQ(hits->size(), 1u);
+  EXPECT_EQ(hits->at(0).incident_id, 2);
+  EXPECT_TRUE(store
+                  ->AddVerifications(2, "python.import_error",
+                                     {{"python.module", core::Verdict::kConfirmed,
+                                       "not importable", "{}", "ct201", 80}})
+                  .ok());
+  auto stats = store->GetStats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->occurrences, 4);
+  ASSERT_FALSE(stats->by_day.empty());
+
+  core::Incident again = inc->incident;
+  again.id.reset();
+  again.source = "/var/log/sglang-server.log";
+  again.started = "2026-11-04T00:00:00";
+  std::vector<core::Incident> batch{again};
+  auto r = store->Record(batch);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(*batch[0].id, 1);
+  EXPECT_EQ(r->reopened, 1);
+
+  auto cp = store->GetCheckpoint("/var/log/vllm.log");
+  ASSERT_TRUE(cp.ok() && cp->has_value());
+  EXPECT_EQ((*cp)->offset, 90210u);
+  auto hb = store->GetHeartbeat();
+  ASSERT_TRUE(hb.ok() && hb->has_value());
+  EXPECT_EQ((*hb)->counters.at("lines"), 1200);
+}
+
+TEST(StoreMigration, ANewerSchemaIsRefused) {
+  TempDir dir;
+  const std::string path = dir.File("future.db");
+  ASSERT_TRUE(Store::Open(path).ok());
+  ExecScript(path, "PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
+  auto store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("newer than this triage"), std::string::npos)
+      << store.status().message();
+}
+
+TEST(StoreMigration, AForeignDatabaseIsNotTakenOver) {
+  TempDir dir;
+  const std::string path = dir.File("other.db");
+  ExecScript(path, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine');");
+  auto store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().kind(), Status::Kind::kCorrupt);
+}
+
+}  // namespace
+}  // namespace triage::store
