@@ -65,6 +65,10 @@ FileId IdOf(const struct stat& st) {
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
+Clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
 std::string Errno(int err) { return std::strerror(err); }
 
 std::string JoinPath(const std::string& dir, const std::string& name) {
@@ -244,6 +248,7 @@ class Daemon {
   void OnSignal(int signo);
   void Tick();
   void ArmTick();
+  Clock::time_point DueAt(const Tail& t) const;
   void Shutdown();
 
   const WatchOptions& opts_;
@@ -258,6 +263,7 @@ class Daemon {
   std::shared_ptr<const core::RuleSet> rules_;
   std::unique_ptr<FileSelector> selector_;
   double quiet_gap_ = 300;
+  double settle_ = 0.02;
   bool verify_ = false;
   std::unique_ptr<detail::VerifyWorker> verifier_;
 
@@ -269,6 +275,7 @@ class Daemon {
   std::vector<std::unique_ptr<Tail>> orphans_;     // renamed away or deleted, being finished
   std::unordered_map<std::string, FileId> by_path_;
   std::set<std::string> skipped_compressed_;
+  std::set<std::string> seen_paths_;  // every path tailed in this run
   std::deque<Tail*> ready_;
   bool draining_posted_ = false;
 
@@ -280,6 +287,7 @@ class Daemon {
   std::vector<core::Incident> pending_incidents_;
   std::map<std::string, store::SourceCheckpoint> pending_checkpoints_;
   bool commit_armed_ = false;
+  bool tick_armed_ = false;
   bool stopping_ = false;
 
   Counters counters_;
@@ -325,6 +333,7 @@ Status Daemon::LoadSettings(bool initial) {
       !opts_.exclude.empty() ? opts_.exclude : config_.watch_exclude);
   quiet_gap_ = opts_.quiet_gap_seconds ? *opts_.quiet_gap_seconds : config_.quiet_gap_seconds;
   if (quiet_gap_ < 0.05) quiet_gap_ = 0.05;
+  settle_ = std::clamp(opts_.settle_seconds, 0.0, quiet_gap_);
   verify_ = opts_.verify || config_.verify_enabled;
   if (initial) {
     db_path_ = opts_.db_path.empty() ? core::ResolveDbPath(std::nullopt, config_) : opts_.db_path;
@@ -563,9 +572,14 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
         }
       }
       if (IsCompressedName(name)) {
+        // A compressed rotation ("app.log.1.gz") of a file that was read ("app.log.1" or
+        // "app.log"): its bytes were read before they were compressed.
         std::string plain = UncompressedName(path);
-        if (skipped_compressed_.count(path) || saved_by_path_.count(plain) ||
-            by_path_.count(plain) || pending_checkpoints_.count(plain)) {
+        std::string live = JoinPath(folder.path, RotationBase(UncompressedName(name)));
+        auto known = [&](const std::string& p) {
+          return saved_by_path_.count(p) || by_path_.count(p) || seen_paths_.count(p);
+        };
+        if (skipped_compressed_.count(path) || known(plain) || known(live)) {
           if (skipped_compressed_.insert(path).second)
             Info("file.skip", {{"path", path}, {"reason", "compressed rotation of a file read"}});
           continue;
@@ -671,7 +685,10 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
   if (ref.kind != Tail::Kind::kPendingCopy) MarkReady(ref);
 }
 
-void Daemon::IndexTail(Tail& t) { by_path_[t.path] = t.id; }
+void Daemon::IndexTail(Tail& t) {
+  by_path_[t.path] = t.id;
+  seen_paths_.insert(t.path);
+}
 
 void Daemon::UnindexTail(Tail& t) {
   auto it = by_path_.find(t.path);
@@ -741,7 +758,12 @@ bool Daemon::ReadTail(Tail& t, size_t budget) {
     Error("file.stat", Errno(errno), {{"path", t.path}});
     return false;
   }
-  if (static_cast<uint64_t>(st.st_size) < t.read_offset) OnTruncated(t, st.st_size);
+  if (static_cast<uint64_t>(st.st_size) < t.read_offset) {
+    OnTruncated(t, st.st_size);
+  } else if (t.read_offset > 0 && !t.head.empty() && ReadAt(t.fd, 0, t.head.size()) != t.head) {
+    // Truncated and written again past where we were before we looked: the first bytes tell.
+    OnTruncated(t, st.st_size);
+  }
   if (t.head.size() < kHeadBytes && t.read_offset < kHeadBytes)
     t.head = ReadAt(t.fd, 0, kHeadBytes);
   static thread_local std::vector<char> buf(kReadChunk);
@@ -998,6 +1020,7 @@ void Daemon::WriteHeartbeat(bool running) {
   c["truncations"] = counters_.truncations;
   c["files_opened"] = counters_.files_opened;
   c["reloads"] = counters_.reloads;
+  c["heartbeat_ms"] = static_cast<int64_t>(opts_.heartbeat_seconds * 1000);
   c["quiet_gap_ms"] = static_cast<int64_t>(quiet_gap_ * 1000);
   if (verifier_) {
     c["verified"] = static_cast<int64_t>(verifier_->verified());
@@ -1100,30 +1123,36 @@ void Daemon::OnSignal(int signo) {
   Shutdown();
 }
 
+// When the file's next timed action is due: the end of an orphan's grace, the decision on a
+// possible copy, the settle time after a failure, the quiet gap; max() when none.
+Clock::time_point Daemon::DueAt(const Tail& t) const {
+  if (t.kind == Tail::Kind::kOrphan) return t.orphan_deadline;
+  if (t.kind == Tail::Kind::kPendingCopy) return t.created + kCopyDecision;
+  if (!t.Holding()) return Clock::time_point::max();
+  bool failure = t.pipe && t.pipe->failure_seen();
+  return t.last_data + Seconds(failure ? settle_ : quiet_gap_);
+}
+
 void Daemon::ArmTick() {
-  // The tick only runs while some file holds something (quiet gap) or is being finished; an
-  // idle daemon wakes for the heartbeat only.
+  // One timer, set to the earliest due time: an idle daemon has no timer but the heartbeat's.
   if (stopping_ || opts_.once) return;
-  auto period = std::chrono::milliseconds(
-      std::clamp<int64_t>(static_cast<int64_t>(quiet_gap_ * 250), 20, 1000));
-  auto next = Clock::now() + period;
-  if (tick_timer_->expiry() > Clock::now() && tick_timer_->expiry() <= next) return;
-  bool needed = !orphans_.empty();
-  for (auto& [id, t] : tails_) {
-    if (needed) break;
-    needed = t->Holding() || t->kind == Tail::Kind::kPendingCopy;
-  }
-  if (!needed) return;
+  Clock::time_point next = Clock::time_point::max();
+  for (const auto& o : orphans_) next = std::min(next, DueAt(*o));
+  for (const auto& [id, t] : tails_) next = std::min(next, DueAt(*t));
+  if (next == Clock::time_point::max()) return;
+  if (tick_armed_ && tick_timer_->expiry() <= next) return;
+  tick_armed_ = true;
   tick_timer_->expires_at(next);
   tick_timer_->async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) Tick();
+    if (ec) return;
+    tick_armed_ = false;
+    Tick();
   });
 }
 
 void Daemon::Tick() {
   if (stopping_) return;
   auto now = Clock::now();
-  auto gap = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(quiet_gap_));
   // Orphans: a last read, then the end of their stream.
   for (size_t i = 0; i < orphans_.size();) {
     Tail& o = *orphans_[i];
@@ -1138,12 +1167,14 @@ void Daemon::Tick() {
     orphans_.erase(orphans_.begin() + static_cast<std::ptrdiff_t>(i));
   }
   for (auto& [id, t] : tails_) {
+    if (t->queued || DueAt(*t) > now) continue;  // unread bytes first
     if (t->kind == Tail::Kind::kPendingCopy) {
-      if (now - t->created >= kCopyDecision) DecidePendingCopy(*t, true);
-      continue;
+      DecidePendingCopy(*t, true);
+    } else {
+      FinishEpoch(*t, t->pipe->failure_seen() ? "failure" : "quiet gap");
     }
-    if (t->Holding() && now - t->last_data >= gap && !t->queued) FinishEpoch(*t, "quiet gap");
   }
+  if (!pending_incidents_.empty()) Commit();
   ArmTick();
 }
 
@@ -1160,7 +1191,15 @@ void Daemon::HeartbeatLater() {
 void Daemon::Shutdown() {
   if (stopping_) return;
   // What has closed is written with the checkpoints of settled offsets; what is still open is
-  // read again after a restart (from those checkpoints), so nothing is cut in two.
+  // read again after a restart (from those checkpoints), so nothing is cut in two. Files that
+  // are gone cannot be read again: they are finished now.
+  for (auto& o : orphans_) {
+    while (ReadTail(*o, kTurnBudget)) {
+    }
+    FinishEpoch(*o, "gone");
+  }
+  orphans_.clear();
+  ready_.clear();
   Commit();
   stopping_ = true;
   if (inotify_) inotify_->Stop();

@@ -11,16 +11,31 @@ StreamPipeline::StreamPipeline(std::shared_ptr<const core::RuleSet> rules,
       analyzer_(std::make_unique<core::Analyzer>(rules_, std::move(options))) {
   ingest::IngestOptions ingest_options;
   // The same prefilter `analyze` uses: lines no signature can match are framed, not decoded.
-  const core::RuleSet* set = rules_.get();
-  ingest_options.keep_line = [set](std::string_view raw) { return set->LineMayMatch(raw); };
+  ingest_options.keep_line = [this](std::string_view raw) {
+    return rules_->LineMayMatch(raw, analyzer_->wants_benign());
+  };
   stream_ = std::make_unique<ingest::EventStream>(
       0, std::move(ingest_options), [this](ingest::Event&& event) {
+        if (!failure_seen_) failure_seen_ = IsFailure(event);
         analyzer_->Add(event, *current_source_);
         untaken_ = true;
       });
 }
 
 StreamPipeline::~StreamPipeline() = default;
+
+// The analyzer's own test of a failure (see analyzer.cpp): a fatal signature, or a traceback
+// that was not logged at warning level or below.
+bool StreamPipeline::IsFailure(const ingest::Event& event) const {
+  if (event.kind == ingest::EventKind::kTraceback && !event.lines.empty()) {
+    bool low = event.level && (*event.level == "WARNING" || *event.level == "INFO" ||
+                               *event.level == "DEBUG");
+    if (!low) return true;
+  }
+  for (const auto& hit : rules_->Match(event))
+    if (rules_->signatures()[static_cast<size_t>(hit.signature)].fatal) return true;
+  return false;
+}
 
 void StreamPipeline::Feed(std::string_view whole_lines, const std::string& source_name) {
   current_source_ = &source_name;

@@ -37,9 +37,13 @@ class StreamPipeline {
   std::vector<core::Incident> Finish(std::string_view rest, const std::string& source_name);
 
   const std::shared_ptr<const core::RuleSet>& rules() const { return rules_; }
+  // A failure was fed (a fatal signature, or a traceback not logged as a warning): the process
+  // has stopped, and its incident can be written as soon as the file goes quiet.
+  bool failure_seen() const { return failure_seen_; }
 
  private:
   void Rebase(std::vector<core::Incident>& incidents) const;
+  bool IsFailure(const ingest::Event& event) const;
 
   std::shared_ptr<const core::RuleSet> rules_;
   uint64_t lines_before_;
@@ -47,6 +51,7 @@ class StreamPipeline {
   std::unique_ptr<ingest::EventStream> stream_;
   const std::string* current_source_ = nullptr;
   bool untaken_ = false;  // an Add happened since the last TakeClosed
+  bool failure_seen_ = false;
 };
 
 }  // namespace triage::daemon::detail

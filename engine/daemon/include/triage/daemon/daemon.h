@@ -90,6 +90,10 @@ struct WatchOptions {
   // Seconds without new bytes after which a file's open incidents are closed and written;
   // unset: the configuration's [watch] quiet_gap (default 300 s).
   std::optional<double> quiet_gap_seconds;
+  // After a failure (a fatal signature, an uncaught traceback) the process has stopped: once its
+  // file has been quiet this long, the incident is closed and written without waiting for the
+  // quiet gap. Short, so that an incident is in the store well under 100 ms after its last line.
+  double settle_seconds = 0.02;
   // Run the verifiers for new incidents (also on when the configuration's [verify] enabled is).
   bool verify = false;
   RunnerFactory runner_factory;  // required for verification

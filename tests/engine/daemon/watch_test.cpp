@@ -1,0 +1,424 @@
+// Integration tests of `triage watch`: the real binary, real files in a temporary folder, the
+// store read back. The exactly-once tests compare the daemon's stored occurrences per root cause
+// with those of `triage analyze` on the same final files (the same pipeline read in one go): a
+// byte skipped or read twice by the daemon changes them.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+#include "daemon_harness.h"
+#include "triage/core/analyzer.h"
+#include "triage/core/rules.h"
+#include "triage/ingest/pipeline.h"
+#include "triage/store/store.h"
+
+namespace triage::daemon::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The fatal line of a kernel OOM kill (rules/host.toml), and a process's last words.
+std::string OomKill(int pid) {
+  return "Nov  2 09:24:0" + std::to_string(pid % 10) +
+         " gpu-node-07 kernel: Out of memory: Killed process " + std::to_string(pid) +
+         " (python) total-vm:81234567kB, anon-rss:62345678kB, file-rss:0kB, shmem-rss:0kB, "
+         "UID:1000 pgtables:123456kB oom_score_adj:0\n";
+}
+
+class WatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(tmp_.path().empty());
+    dir_ = tmp_ / "logs";
+    fs::create_directories(dir_);
+    fs::create_directories(tmp_ / "config");
+    db_ = tmp_ / "watch.db";
+    lines_ = ReadLines(DataFile("workload.log"));
+    ASSERT_GT(lines_.size(), 1000u) << "missing " << DataFile("workload.log");
+  }
+
+  // Flags of the exactly-once tests: no timer ends a stream, so the daemon's grouping is that
+  // of a single read; `--once` at the end finishes every file.
+  std::vector<std::string> ExactArgs() const {
+    return {"--db", db_.string(), "--quiet-gap", "3600", "--settle", "3600", "--heartbeat", "0.1",
+            "--log-level", "debug", dir_.string()};
+  }
+
+  void StopAndFinish(WatchProcess& w) {
+    ASSERT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+    ASSERT_EQ(RunTriage({"watch", "--once", "--db", db_.string(), "--quiet-gap", "3600",
+                         dir_.string()},
+                        tmp_.path()),
+              0);
+  }
+
+  // What `triage analyze` finds in `files` (each read in one go through the same pipeline:
+  // EventStream with the rules' prefilter -> Analyzer), filed in a store of its own.
+  std::map<std::string, int64_t> Reference(const std::vector<fs::path>& files) {
+    auto loaded = core::LoadRules({std::string(TRIAGE_SOURCE_DIR) + "/rules"});
+    EXPECT_TRUE(loaded.rules);
+    if (!loaded.rules) return {};
+    std::vector<core::Incident> incidents;
+    for (const auto& f : files) {
+      core::AnalyzerOptions ao;
+      ao.quiet_gap_seconds = 300;
+      core::Analyzer analyzer(loaded.rules, ao);
+      auto src = ingest::OpenSource(f.string());
+      EXPECT_TRUE(src.ok()) << f;
+      if (!src.ok()) continue;
+      const std::string name = f.string();
+      ingest::IngestOptions io;
+      const core::RuleSet* r = loaded.rules.get();
+      io.keep_line = [r, &analyzer](std::string_view raw) {
+        return r->LineMayMatch(raw, analyzer.wants_benign());
+      };
+      Status st = ingest::IngestSource(**src, 0, io, [&](ingest::Event&& ev) {
+        analyzer.Add(ev, name);
+        for (auto& i : analyzer.TakeClosed()) incidents.push_back(std::move(i));
+      });
+      EXPECT_TRUE(st.ok()) << st.message();
+      for (auto& i : analyzer.Finish()) incidents.push_back(std::move(i));
+    }
+    fs::path ref = tmp_ / ("ref-" + std::to_string(++refs_) + ".db");
+    auto db = store::Store::Open(ref.string());
+    EXPECT_TRUE(db.ok()) << db.status().message();
+    if (!db.ok()) return {};
+    auto rec = db->Record(incidents);
+    EXPECT_TRUE(rec.ok()) << rec.status().message();
+    return CauseOccurrences(ref);
+  }
+
+  // Waits until the running daemon has read `bytes` bytes (its heartbeat counter).
+  bool CaughtUp(int64_t bytes, std::chrono::milliseconds timeout = 30s) {
+    return WaitUntil([&] { return HeartbeatCounter(db_, "bytes") >= bytes; }, timeout);
+  }
+
+  uint64_t CheckpointOf(const fs::path& path) {
+    store::StoreOptions o;
+    o.create = false;
+    auto s = store::Store::Open(db_.string(), o);
+    if (!s.ok()) return 0;
+    auto cp = s->GetCheckpoint(path.string());
+    return cp.ok() && *cp ? (*cp)->offset : 0;
+  }
+
+  void ExpectSameCounts(const std::map<std::string, int64_t>& expected) {
+    auto got = CauseOccurrences(db_);
+    EXPECT_GT(TotalOccurrences(expected), 0) << "the reference found no incident";
+    EXPECT_EQ(got, expected) << "daemon:\n" << ToString(got) << "analyze:\n" << ToString(expected);
+  }
+
+  TempDir tmp_;
+  fs::path dir_, db_;
+  std::vector<std::string> lines_;
+  int refs_ = 0;
+};
+
+TEST_F(WatchTest, AppendsAreReadOnceAsTheyArrive) {
+  fs::path log = dir_ / "app.log";
+  Append(log, lines_, 0, 10);
+  WatchProcess w(tmp_.path(), ExactArgs());
+  for (size_t from = 10; from < lines_.size(); from += 300) {
+    Append(log, lines_, from, from + 300);
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
+  StopAndFinish(w);
+  ExpectSameCounts(Reference({log}));
+}
+
+TEST_F(WatchTest, TheWholeWorkloadMatchesItsTruthAsAnalyzeSeesIt) {
+  // Per root cause, the truth sidecar's incidents against what the daemon stored; the daemon
+  // must agree with analyze exactly (above), and this records how both compare with the truth.
+  fs::path log = dir_ / "app.log";
+  Append(log, lines_, 0, lines_.size());
+  ASSERT_EQ(RunTriage({"watch", "--once", "--db", db_.string(), dir_.string()}, tmp_.path()), 0);
+  auto got = CauseOccurrences(db_);
+  std::map<std::string, int64_t> truth;
+  std::ifstream in(DataFile("workload.truth.jsonl"));
+  std::string rec;
+  while (std::getline(in, rec)) {
+    if (rec.find("\"type\": \"incident\"") == std::string::npos) continue;
+    if (rec.find("\"role\": \"root\"") == std::string::npos) continue;
+    auto k = rec.find("\"cause\": \"");
+    ASSERT_NE(k, std::string::npos);
+    k += 10;
+    truth[rec.substr(k, rec.find('"', k) - k)]++;
+  }
+  EXPECT_EQ(TotalOccurrences(truth), 35);
+  EXPECT_EQ(got, Reference({log}));
+  RecordProperty("truth", ToString(truth));
+  RecordProperty("stored", ToString(got));
+  std::cout << "truth per root cause:\n" << ToString(truth) << "stored:\n" << ToString(got);
+}
+
+TEST_F(WatchTest, RotationByRenameFinishesTheOldFileAndFollowsTheNew) {
+  fs::path log = dir_ / "app.log";
+  fs::path rotated = dir_ / "app.log.1";
+  size_t a = lines_.size() * 2 / 5, b = lines_.size() * 3 / 5;
+  Append(log, lines_, 0, a);
+  WatchProcess w(tmp_.path(), ExactArgs());
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
+  // The writer still holds the old file open after the rename (as before logrotate's HUP).
+  int old_fd = open(log.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(old_fd, 0);
+  fs::rename(log, rotated);
+  std::string tail_of_old;
+  for (size_t i = a; i < b; ++i) tail_of_old += lines_[i];
+  ASSERT_EQ(write(old_fd, tail_of_old.data(), tail_of_old.size()),
+            static_cast<ssize_t>(tail_of_old.size()));
+  close(old_fd);
+  Append(log, lines_, b, lines_.size());
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(rotated) + FileSize(log)))) << w.Log();
+  StopAndFinish(w);
+  ExpectSameCounts(Reference({rotated, log}));
+}
+
+TEST_F(WatchTest, CopytruncateReadsTheCopyOnlyFromWhereTheOriginalStopped) {
+  fs::path log = dir_ / "app.log";
+  fs::path copy = dir_ / "app.log.1";
+  size_t a = lines_.size() / 2;
+  Append(log, lines_, 0, a);
+  WatchProcess w(tmp_.path(), ExactArgs());
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
+  fs::copy_file(log, copy);
+  ASSERT_EQ(truncate(log.c_str(), 0), 0);
+  Append(log, lines_, a, lines_.size());
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(copy) + FileSize(log)))) << w.Log();
+  StopAndFinish(w);
+  ExpectSameCounts(Reference({copy, log}));
+  EXPECT_NE(w.Log().find("event=file.truncated"), std::string::npos);
+}
+
+TEST_F(WatchTest, CopytruncateWhileTheOriginalIsStillBeingRead) {
+  fs::path log = dir_ / "app.log";
+  fs::path copy = dir_ / "app.log.1";
+  size_t a = lines_.size() * 3 / 4;
+  Append(log, lines_, 0, 50);
+  WatchProcess w(tmp_.path(), ExactArgs());
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
+  // The rest of the first part, copied and truncated at once: the daemon may not have read it.
+  Append(log, lines_, 50, a);
+  fs::copy_file(log, copy);
+  ASSERT_EQ(truncate(log.c_str(), 0), 0);
+  Append(log, lines_, a, lines_.size());
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return CheckpointOf(log) == FileSize(log) ||
+               HeartbeatCounter(db_, "bytes") >= static_cast<int64_t>(FileSize(copy) + FileSize(log));
+      },
+      30s))
+      << w.Log();
+  std::this_thread::sleep_for(300ms);
+  StopAndFinish(w);
+  ExpectSameCounts(Reference({copy, log}));
+}
+
+TEST_F(WatchTest, DeleteAndRecreateIsANewFile) {
+  fs::path log = dir_ / "app.log";
+  size_t a = lines_.size() / 2;
+  Append(log, lines_, 0, a);
+  WatchProcess w(tmp_.path(), ExactArgs());
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
+  fs::create_directories(tmp_ / "old");
+  fs::path old = tmp_ / "old" / "app.log";  // same name: same service, for the reference
+  fs::copy_file(log, old);
+  uint64_t first = FileSize(log);
+  fs::remove(log);
+  Append(log, lines_, a, lines_.size());
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(first + FileSize(log)))) << w.Log();
+  StopAndFinish(w);
+  ExpectSameCounts(Reference({old, log}));
+  EXPECT_NE(w.Log().find("why=deleted"), std::string::npos) << w.Log();
+}
+
+TEST_F(WatchTest, ACompressedRotationIsNotReadAgain) {
+  fs::path log = dir_ / "app.log";
+  Append(log, lines_, 0, lines_.size());
+  std::vector<std::string> args = ExactArgs();
+  args.insert(args.begin(), {"--include", "*.log*"});
+  WatchProcess w(tmp_.path(), args);
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
+  // logrotate: rename, then compress (a new file) and delete the uncompressed one. The name is
+  // what tells; the bytes here are left plain so that reading them would show in the counts.
+  fs::rename(log, dir_ / "app.log.1");
+  fs::copy_file(dir_ / "app.log.1", dir_ / "app.log.1.gz");
+  fs::remove(dir_ / "app.log.1");
+  ASSERT_TRUE(WaitUntil([&] { return w.Log().find("event=file.skip") != std::string::npos; }, 10s))
+      << w.Log();
+  ASSERT_EQ(w.Stop(SIGTERM), 0);
+  ASSERT_EQ(RunTriage({"watch", "--once", "--include", "*.log*", "--db", db_.string(),
+                       dir_.string()},
+                      tmp_.path()),
+            0);
+  fs::create_directories(tmp_ / "ref");
+  fs::copy_file(dir_ / "app.log.1.gz", tmp_ / "ref" / "app.log");
+  ExpectSameCounts(Reference({tmp_ / "ref" / "app.log"}));
+}
+
+TEST_F(WatchTest, AThousandFilesInOneFolder) {
+  constexpr int kFiles = 1000;
+  // Live settings: incidents must be written while the daemon runs, soon after each failure.
+  WatchProcess w(tmp_.path(), {"--db", db_.string(), "--quiet-gap", "3600", "--heartbeat", "0.2",
+                               dir_.string()});
+  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db_, "running") == 1; }, 10s)) << w.Log();
+  std::vector<fs::path> files;
+  for (int i = 0; i < kFiles; ++i) {
+    fs::path f = dir_ / ("svc-" + std::to_string(i) + ".log");
+    std::ofstream out(f);
+    out << "2026-11-02 09:24:01 INFO serving request " << i << "\n"
+        << "2026-11-02 09:24:02 INFO batch done\n"
+        << OomKill(10000 + i);
+    files.push_back(f);
+  }
+  auto expected = Reference(files);
+  ASSERT_EQ(TotalOccurrences(expected), kFiles) << ToString(expected);
+  ASSERT_TRUE(WaitUntil([&] { return TotalOccurrences(CauseOccurrences(db_)) >= kFiles; }, 60s))
+      << ToString(CauseOccurrences(db_)) << w.Log().substr(0, 4000);
+  EXPECT_EQ(HeartbeatCounter(db_, "files") >= 0, true);
+  ASSERT_EQ(w.Stop(SIGTERM), 0);
+  ExpectSameCounts(expected);
+}
+
+TEST_F(WatchTest, RestartMidStreamNeitherSkipsNorRepeats) {
+  fs::path log = dir_ / "app.log";
+  size_t half = lines_.size() / 2;
+  Append(log, lines_, 0, half);
+  {
+    WatchProcess w(tmp_.path(), ExactArgs());
+    ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
+    ASSERT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  }
+  Append(log, lines_, half, lines_.size());
+  uint64_t from = CheckpointOf(log);
+  WatchProcess w(tmp_.path(), ExactArgs());
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log) - from))) << w.Log();
+  StopAndFinish(w);
+  ExpectSameCounts(Reference({log}));
+}
+
+TEST_F(WatchTest, SigkillDuringHeavyAppendsLosesNothingAndCountsNothingTwice) {
+  constexpr int kRepeats = 6;
+  std::vector<fs::path> logs = {dir_ / "a.log", dir_ / "b.log"};
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    std::mt19937 rng(7);
+    for (int r = 0; r < kRepeats; ++r) {
+      for (size_t from = 0; from < lines_.size();) {
+        size_t n = 50 + rng() % 400;
+        Append(logs[(from / 500) % 2], lines_, from, from + n);
+        from += n;
+        std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 3));
+      }
+    }
+    done = true;
+  });
+  std::mt19937 rng(11);
+  int kills = 0;
+  while (!done) {
+    WatchProcess w(tmp_.path(), ExactArgs());
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + rng() % 250));
+    EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
+    ++kills;
+  }
+  writer.join();
+  EXPECT_GE(kills, 2);
+  {
+    WatchProcess w(tmp_.path(), ExactArgs());
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
+  }
+  ASSERT_EQ(RunTriage({"watch", "--once", "--db", db_.string(), "--quiet-gap", "3600",
+                       dir_.string()},
+                      tmp_.path()),
+            0);
+  ExpectSameCounts(Reference(logs));
+}
+
+TEST_F(WatchTest, AFatalLineIsStoredWithoutWaitingForTheQuietGap) {
+  fs::path log = dir_ / "trainer.log";
+  Append(log, {"2026-11-02 09:24:00 INFO step 100\n"}, 0, 1);
+  WatchProcess w(tmp_.path(), {"--db", db_.string(), "--quiet-gap", "3600", dir_.string()});
+  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db_, "running") == 1; }, 10s)) << w.Log();
+  auto start = std::chrono::steady_clock::now();
+  Append(log, {OomKill(4242)}, 0, 1);
+  ASSERT_TRUE(WaitUntil([&] { return TotalOccurrences(CauseOccurrences(db_)) == 1; }, 5s))
+      << w.Log();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start);
+  EXPECT_LT(ms.count(), 2000);
+  EXPECT_EQ(CauseOccurrences(db_).count("host.oom_killed"), 1u) << ToString(CauseOccurrences(db_));
+  ASSERT_EQ(w.Stop(SIGINT), 0);
+}
+
+TEST_F(WatchTest, SighupWithABrokenRuleFileKeepsTheOldRules) {
+  fs::path user_rules = tmp_ / "rules";
+  fs::create_directories(user_rules);
+  WatchProcess w(tmp_.path(), {"--db", db_.string(), "--rules", user_rules.string(),
+                               "--quiet-gap", "3600", dir_.string()});
+  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db_, "running") == 1; }, 10s)) << w.Log();
+  {
+    std::ofstream bad(user_rules / "broken.toml");
+    bad << "[[signature]]\nid = \"user.broken\"\npattern = '''(unclosed'''\n";
+  }
+  w.Signal(SIGHUP);
+  ASSERT_TRUE(WaitUntil([&] { return w.Log().find("event=reload") != std::string::npos; }, 10s))
+      << w.Log();
+  EXPECT_NE(w.Log().find("level=error event=reload"), std::string::npos) << w.Log();
+  ASSERT_TRUE(w.Running());
+  Append(dir_ / "svc.log", {OomKill(777)}, 0, 1);
+  ASSERT_TRUE(WaitUntil([&] { return TotalOccurrences(CauseOccurrences(db_)) == 1; }, 10s))
+      << w.Log();
+  ASSERT_EQ(w.Stop(SIGTERM), 0);
+}
+
+TEST_F(WatchTest, StatusReadsTheHeartbeat) {
+  std::string out;
+  EXPECT_EQ(RunTriage({"status", "--db", db_.string()}, tmp_.path(), &out), 2)
+      << "no database yet: " << out;
+  Append(dir_ / "x.log", lines_, 0, 100);
+  WatchProcess w(tmp_.path(), {"--db", db_.string(), "--heartbeat", "0.1", dir_.string()});
+  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db_, "bytes") > 0; }, 10s)) << w.Log();
+  EXPECT_EQ(RunTriage({"status", "--db", db_.string()}, tmp_.path(), &out), 0);
+  EXPECT_NE(out.find("running"), std::string::npos) << out;
+  EXPECT_NE(out.find("files:      1"), std::string::npos) << out;
+  ASSERT_EQ(w.Stop(SIGTERM), 0);
+  EXPECT_EQ(RunTriage({"status", "--db", db_.string(), "--json"}, tmp_.path(), &out), 1);
+  EXPECT_NE(out.find("\"state\":\"stopped\""), std::string::npos) << out;
+}
+
+TEST_F(WatchTest, OnceTwiceAddsNothingTheSecondTime) {
+  Append(dir_ / "app.log", lines_, 0, lines_.size());
+  ASSERT_EQ(RunTriage({"watch", "--once", "--db", db_.string(), dir_.string()}, tmp_.path()), 0);
+  auto first = CauseOccurrences(db_);
+  ASSERT_GT(TotalOccurrences(first), 0);
+  ASSERT_EQ(RunTriage({"watch", "--once", "--db", db_.string(), dir_.string()}, tmp_.path()), 0);
+  EXPECT_EQ(CauseOccurrences(db_), first);
+}
+
+TEST_F(WatchTest, RecursiveFindsFilesInSubfoldersCreatedLater) {
+  WatchProcess w(tmp_.path(), {"--db", db_.string(), "--recursive", "--quiet-gap", "3600",
+                               dir_.string()});
+  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db_, "running") == 1; }, 10s)) << w.Log();
+  fs::create_directories(dir_ / "node1");
+  std::this_thread::sleep_for(100ms);  // the new folder's watch
+  Append(dir_ / "node1" / "svc.log", {OomKill(99)}, 0, 1);
+  ASSERT_TRUE(WaitUntil([&] { return TotalOccurrences(CauseOccurrences(db_)) == 1; }, 10s))
+      << w.Log();
+  ASSERT_EQ(w.Stop(SIGTERM), 0);
+}
+
+TEST_F(WatchTest, UsageErrors) {
+  EXPECT_EQ(RunTriage({"watch", "--db", db_.string()}, tmp_.path()), 2);  // no folder
+  EXPECT_EQ(RunTriage({"watch", "--quiet-gap", "soon", dir_.string()}, tmp_.path()), 2);
+  EXPECT_EQ(RunTriage({"watch", "--db", db_.string(), (tmp_ / "missing").string()}, tmp_.path()),
+            2);
+}
+
+}  // namespace
+}  // namespace triage::daemon::testing
