@@ -1,0 +1,139 @@
+// The README's example logs (examples/sglang-blackwell, a reconstruction of DESIGN.md section 1)
+// and the counter-cases beside them in tests/data/counter.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "corpus_json.h"
+
+namespace corpus_test {
+namespace {
+
+bool IsId(const std::string& cause, const std::string& base) {
+  return cause == base || (cause.size() > base.size() && cause.compare(0, base.size(), base) == 0 &&
+                           cause[base.size()] == '.');
+}
+
+bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+std::set<int> EvidenceLines(const Json& c) {
+  std::set<int> out;
+  for (const auto& e : c.arr("evidence")) out.insert(int(e.n("line")));
+  return out;
+}
+
+Json Report(const std::string& path) {
+  RunResult r = Analyze(path, true);
+  EXPECT_EQ(r.status, 0) << path;
+  return ParseJson(r.out);
+}
+
+// The service crash: 570 s of model load, then FlashInfer's sampling JIT raises "FlashInfer
+// requires GPUs with sm75 or higher" in four TP schedulers (234, 265, 296, 327) right after its
+// probe said "SM 12.x requires CUDA >= 12.9" (197-204). Then the operator's probe prints the
+// SM 12.x line twice (346-347) and an ImportError for current_compilation_context (351).
+TEST(Examples, SglangBlackwellToolkitFirstFlashInferAsSymptom) {
+  Json doc = Report("examples/sglang-blackwell/sglang-server.log");
+  const auto& incidents = doc.arr("incidents");
+  ASSERT_FALSE(incidents.empty());
+
+  // The crash's incident: the one whose evidence holds the FlashInfer rejection.
+  const Json* crash = nullptr;
+  for (const auto& inc : incidents)
+    for (const auto& c : inc.arr("causes")) {
+      std::set<int> lines = EvidenceLines(c);
+      for (const auto& s : c.arr("symptoms"))
+        for (const auto& e : s.arr("evidence")) lines.insert(int(e.n("line")));
+      if (lines.count(234)) crash = &inc;
+    }
+  ASSERT_NE(crash, nullptr) << "no incident holds the FlashInfer rejection (line 234)";
+  const auto& causes = crash->arr("causes");
+  ASSERT_FALSE(causes.empty());
+  const Json& first = causes[0];
+  EXPECT_EQ(first.s("cause"), "cuda.toolkit_too_old_for_arch");
+  EXPECT_EQ(int(first.n("rank")), 1);
+  for (const std::string& field : {first.s("title"), first.s("remedy")}) {
+    EXPECT_TRUE(Contains(field, "SM 12.x")) << field;
+    EXPECT_TRUE(Contains(field, "12.9")) << field;
+  }
+  const std::set<int> ev = EvidenceLines(first);
+  EXPECT_TRUE(ev.count(197)) << "the SM 12.x line is the cause's evidence";
+  bool flashinfer_symptom = false;
+  for (const auto& s : first.arr("symptoms"))
+    if (IsId(s.s("cause"), "lib.arch_unsupported")) {
+      std::set<int> sl;
+      for (const auto& e : s.arr("evidence")) sl.insert(int(e.n("line")));
+      flashinfer_symptom = sl.count(234) > 0;
+    }
+  EXPECT_TRUE(flashinfer_symptom) << "the FlashInfer rejection must be the toolkit cause's symptom";
+
+  // Nowhere in the report is the library gate a root cause.
+  for (const auto& inc : incidents)
+    for (const auto& c : inc.arr("causes"))
+      EXPECT_FALSE(IsId(c.s("cause"), "lib.arch_unsupported")) << "lib.arch_unsupported reported as a root cause";
+
+  // The API mismatch: an independent root cause naming the symbol and the module.
+  const Json* api = nullptr;
+  for (const auto& inc : incidents)
+    for (const auto& c : inc.arr("causes"))
+      if (IsId(c.s("cause"), "python.symbol_missing")) api = &c;
+  ASSERT_NE(api, nullptr) << "python.symbol_missing not reported";
+  const Json* ind = api->get("independent");
+  ASSERT_NE(ind, nullptr);
+  EXPECT_TRUE(ind->b);
+  EXPECT_TRUE(EvidenceLines(*api).count(351));
+  const std::string text = api->s("title") + " " + api->s("remedy");
+  EXPECT_TRUE(Contains(text, "current_compilation_context")) << text;
+  EXPECT_TRUE(Contains(text, "flashinfer.jit.env")) << text;
+  const Json* caps = api->get("captures");
+  ASSERT_NE(caps, nullptr);
+  EXPECT_EQ(caps->s("symbol"), "current_compilation_context");
+  EXPECT_EQ(caps->s("module"), "flashinfer.jit.env");
+  // Neither cause is folded under the other.
+  for (const auto& s : first.arr("symptoms")) EXPECT_FALSE(IsId(s.s("cause"), "python.symbol_missing"));
+  for (const auto& s : api->arr("symptoms")) EXPECT_FALSE(IsId(s.s("cause"), "cuda.toolkit_too_old_for_arch"));
+
+  // Ranked as the corpus scorer ranks a log: the toolkit first.
+  double best = -1;
+  std::string best_cause;
+  for (const auto& inc : incidents) {
+    const auto& cs = inc.arr("causes");
+    if (!cs.empty() && cs[0].n("score") > best) best = cs[0].n("score"), best_cause = cs[0].s("cause");
+  }
+  EXPECT_EQ(best_cause, "cuda.toolkit_too_old_for_arch");
+}
+
+// The EAGLE-3 service, OOM-killed an hour earlier: "Killed" (225), then dmesg's oom-killer lines
+// (229-232, "Out of memory: Killed process 31402" at 231).
+TEST(Examples, Eagle3ServiceOomKilled) {
+  Json doc = Report("examples/sglang-blackwell/eagle3-server.log");
+  const auto& incidents = doc.arr("incidents");
+  ASSERT_EQ(incidents.size(), 1u);
+  const auto& causes = incidents[0].arr("causes");
+  ASSERT_FALSE(causes.empty());
+  EXPECT_TRUE(IsId(causes[0].s("cause"), "host.oom_killed")) << causes[0].s("cause");
+  EXPECT_TRUE(EvidenceLines(causes[0]).count(231));
+}
+
+// Counter-case: the SM 12.x line alone, in a service that goes on serving, is no incident.
+TEST(Examples, Sm12xLineInAServingServiceIsNoIncident) {
+  Json doc = Report("tests/data/counter/sm12x-warning-serving.log");
+  EXPECT_TRUE(doc.arr("incidents").empty());
+}
+
+// Counter-case: FlashInfer's architecture rejection (30) on a host whose log shows CUDA 13.0
+// (lines 2-3): no toolkit gap in sight, so the library's own gate is the root cause.
+TEST(Examples, FlashInferGateWithNewToolkitIsTheLibrary) {
+  Json doc = Report("tests/data/counter/flashinfer-gate-cuda13.log");
+  const auto& incidents = doc.arr("incidents");
+  ASSERT_EQ(incidents.size(), 1u);
+  const auto& causes = incidents[0].arr("causes");
+  ASSERT_FALSE(causes.empty());
+  EXPECT_TRUE(IsId(causes[0].s("cause"), "lib.arch_unsupported")) << causes[0].s("cause");
+  EXPECT_TRUE(EvidenceLines(causes[0]).count(30));
+  for (const auto& c : causes)
+    EXPECT_FALSE(IsId(c.s("cause"), "cuda.toolkit_too_old_for_arch")) << "no toolkit gap is in sight";
+}
+
+}  // namespace
+}  // namespace corpus_test
