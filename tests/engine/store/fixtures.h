@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -119,8 +120,9 @@ struct ProcessResult {
   std::string err;
 };
 
-// Runs `argv` (argv[0] a path), waits, and returns its exit code and output.
-inline ProcessResult Run(const std::vector<std::string>& argv) {
+// Runs `argv` (argv[0] a path), waits, and returns its exit code and output. `in_child` runs in
+// the child before exec (to set limits).
+inline ProcessResult Run(const std::vector<std::string>& argv, void (*in_child)() = nullptr) {
   ProcessResult r;
   char out_tmpl[] = "/tmp/triage-run-out-XXXXXX";
   char err_tmpl[] = "/tmp/triage-run-err-XXXXXX";
@@ -130,6 +132,7 @@ inline ProcessResult Run(const std::vector<std::string>& argv) {
   if (pid == 0) {
     dup2(out_fd, 1);
     dup2(err_fd, 2);
+    if (in_child) in_child();
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

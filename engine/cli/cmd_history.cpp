@@ -1,0 +1,105 @@
+// `triage history`: the stored incidents, newest first.
+#include <ctime>
+#include <iostream>
+
+#include "history_common.h"
+#include "triage/json.h"
+
+namespace triage::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: triage history [--since 2d|12h|30m|ISO-8601] [--service S] [--cause ID] [--limit N]\n"
+    "                      [--json] [--db PATH] [--config FILE]\n\n"
+    "Lists the stored incidents, the most recently seen first: each is one failure however\n"
+    "often it recurred (same root causes and defining captures on the same service).\n"
+    "Times are the log's own when it had them, else when it was read.\n\n";
+
+int RunHistory(const std::vector<std::string>& argv) {
+  Args args;
+  args.Option("since", "WHEN", "only incidents seen since: 30m, 12h, 2d, 1w or an ISO 8601 time")
+      .Option("service", "S", "only this service")
+      .Option("cause", "ID", "only incidents with this root cause (or a prefix: 'cuda')")
+      .Option("limit", "N", "at most N incidents (default 50; 0: all)", 'n')
+      .Flag("json", "print {\"incidents\": [...]} instead of a table");
+  AddDatabaseOptions(args);
+  if (!args.Parse(argv)) {
+    PrintError("history", args.error());
+    return kExitUsage;
+  }
+  if (args.help_requested()) {
+    std::cout << kUsage << args.Help();
+    return kExitOk;
+  }
+  if (!args.Positionals().empty()) {
+    PrintError("history", "unexpected argument " + args.Positionals().front());
+    return kExitUsage;
+  }
+  store::HistoryFilter filter;
+  if (auto since = args.Get("since")) {
+    auto t = store::ParseSince(*since, static_cast<int64_t>(std::time(nullptr)));
+    if (!t.ok()) {
+      PrintError("history", "--since " + t.status().message());
+      return kExitUsage;
+    }
+    filter.since = *t;
+  }
+  filter.service = args.Get("service");
+  filter.cause = args.Get("cause");
+  if (auto limit = args.Get("limit")) {
+    auto n = ParseCount(*limit);
+    if (!n) {
+      PrintError("history", "--limit needs a count (0 for all), not '" + *limit + "'");
+      return kExitUsage;
+    }
+    filter.limit = *n;
+  }
+  auto store = OpenDatabase("history", args);
+  if (!store) return kExitUsage;
+  auto rows = store->History(filter);
+  if (!rows.ok()) {
+    PrintError("history", rows.status().message());
+    return kExitUsage;
+  }
+  if (args.Has("json")) {
+    JsonWriter w;
+    w.BeginObject().Key("incidents").BeginArray();
+    for (const auto& r : *rows) {
+      w.BeginObject();
+      w.Key("id").Int(r.id);
+      w.Key("fingerprint").String(r.fingerprint);
+      w.Key("service").String(r.service);
+      w.Key("host").String(r.host);
+      w.Key("top_cause").String(r.top_cause);
+      w.Key("title").String(r.title);
+      w.Key("occurrences").Int(r.occurrences);
+      w.Key("first_seen").String(r.first_seen);
+      w.Key("last_seen").String(r.last_seen);
+      w.Key("status").String(r.status);
+      w.EndObject();
+    }
+    w.EndArray().EndObject();
+    std::cout << w.str() << "\n";
+    return kExitOk;
+  }
+  if (rows->empty()) {
+    std::cout << "No incidents stored" << (filter.since || filter.service || filter.cause
+                                               ? " that match."
+                                               : " yet (in " + store->path() + ").")
+              << "\n";
+    return kExitOk;
+  }
+  Table table({"ID", "LAST SEEN", "COUNT", "STATUS", "SERVICE", "HOST", "CAUSE", "TITLE"});
+  for (const auto& r : *rows) {
+    table.Add({std::to_string(r.id), r.last_seen, std::to_string(r.occurrences), r.status,
+               Clip(r.service, 24), Clip(r.host, 16), Clip(r.top_cause, 40), Clip(r.title, 60)});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
+}  // namespace
+
+TRIAGE_REGISTER_COMMAND("history", "list stored incidents, newest first", RunHistory);
+
+}  // namespace triage::cli

@@ -1,0 +1,63 @@
+// `triage show ID`: one stored incident, complete.
+#include <iostream>
+
+#include "history_common.h"
+#include "triage/core/report.h"
+
+namespace triage::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: triage show ID [--json] [--db PATH] [--config FILE]\n\n"
+    "Shows one stored incident: its root causes in rank order, the evidence of its first and\n"
+    "latest occurrences, symptoms, verifications, and its history. --json prints the incident\n"
+    "object of `analyze --json` with fingerprint, occurrences, first_seen, last_seen, status\n"
+    "and note added.\n\n";
+
+int RunShow(const std::vector<std::string>& argv) {
+  Args args;
+  args.Flag("json", "print the incident as JSON");
+  AddDatabaseOptions(args);
+  if (!args.Parse(argv)) {
+    PrintError("show", args.error());
+    return kExitUsage;
+  }
+  if (args.help_requested()) {
+    std::cout << kUsage << args.Help();
+    return kExitOk;
+  }
+  if (args.Positionals().size() != 1) {
+    PrintError("show", "needs one incident ID (see 'triage history')");
+    return kExitUsage;
+  }
+  auto id = ParseIncidentId(args.Positionals()[0]);
+  if (!id) {
+    PrintError("show", "'" + args.Positionals()[0] + "' is not an incident ID");
+    return kExitUsage;
+  }
+  auto store = OpenDatabase("show", args);
+  if (!store) return kExitUsage;
+  auto stored = store->GetIncident(*id);
+  if (!stored.ok()) {
+    PrintError("show", stored.status().message());
+    return kExitUsage;
+  }
+  if (args.Has("json")) {
+    std::cout << store::StoredIncidentJson(*stored) << "\n";
+    return kExitOk;
+  }
+  const auto& s = stored->summary;
+  std::cout << "Incident " << s.id << " (" << s.status << ")";
+  if (!s.note.empty()) std::cout << ", note: " << s.note;
+  std::cout << "\n  seen " << s.occurrences << (s.occurrences == 1 ? " time" : " times")
+            << ", first " << s.first_seen << ", last " << s.last_seen << "\n"
+            << "  fingerprint " << s.fingerprint << "\n\n";
+  std::cout << core::ReportText({stored->incident}, UseColor());
+  return kExitOk;
+}
+
+}  // namespace
+
+TRIAGE_REGISTER_COMMAND("show", "one stored incident: causes, evidence, verifications", RunShow);
+
+}  // namespace triage::cli
