@@ -1,0 +1,146 @@
+// The host verifiers on fixtures: host.oom on kernel logs, net.port on a port the test binds,
+// native.lib on shared objects with and without a symbol.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "triage/verifiers/detail/binary.h"
+#include "triage/verifiers/verifier.h"
+
+namespace triage::verifiers {
+namespace {
+
+Finding Ask(const std::string& verifier, const Hypothesis& h, const VerifyConfig& config = {}) {
+  static const Registry registry = Registry::Builtin();
+  return registry.Find(verifier)->Check(config, h);
+}
+
+// --- host.oom ---
+
+TEST(HostOom, KillOfThePidIsConfirmed) {
+  testing::TempDir dir;
+  VerifyConfig config;
+  config.kernel_log_paths = {dir.Write("kern.log",
+      "[  1.0] eth0: link up\n"
+      "[ 99.1] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),task=python3,pid=4242,uid=1000\n"
+      "[ 99.2] Out of memory: Killed process 4242 (python3) total-vm:98765432kB, anon-rss:91234567kB\n")};
+  config.cgroup_root = dir.path();
+  Finding f = Ask("host.oom", Hypothesis{"host.oom_killed", {{"pid", "4242"}}}, config);
+  EXPECT_EQ(f.verdict, core::Verdict::kConfirmed) << f.reason;
+  EXPECT_NE(f.reason.find("Killed process 4242 (python3)"), std::string::npos) << f.reason;
+  Finding by_name = Ask("host.oom", Hypothesis{"host.oom_killed", {{"process", "python3"}}}, config);
+  EXPECT_EQ(by_name.verdict, core::Verdict::kConfirmed) << by_name.reason;
+}
+
+TEST(HostOom, NoKillOfThePidIsRefuted) {
+  testing::TempDir dir;
+  VerifyConfig config;
+  config.kernel_log_paths = {dir.Write("kern.log", "Out of memory: Killed process 4242 (python3)\n")};
+  config.cgroup_root = dir.path();
+  Finding f = Ask("host.oom", Hypothesis{"host.oom_killed", {{"pid", "424"}}}, config);
+  EXPECT_EQ(f.verdict, core::Verdict::kRefuted) << f.reason;
+  EXPECT_NE(f.reason.find("(1 OOM kills of others)"), std::string::npos) << f.reason;
+}
+
+TEST(HostOom, CgroupEventsConfirm) {
+  testing::TempDir dir;
+  VerifyConfig config;
+  config.kernel_log_paths = {dir.Write("kern.log", "quiet\n")};
+  config.cgroup_root = dir.path();
+  dir.Write("system.slice/sglang.service/memory.events", "low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\n");
+  Finding f = Ask("host.oom", Hypothesis{"host.oom_killed", {{"pid", "77"}, {"cgroup", "system.slice/sglang.service"}}}, config);
+  EXPECT_EQ(f.verdict, core::Verdict::kConfirmed) << f.reason;
+  EXPECT_NE(f.reason.find("counts 2 OOM kills"), std::string::npos);
+}
+
+TEST(HostOom, UnreadableKernelLogIsPermission) {
+  VerifyConfig config;
+  config.kernel_log_paths = {"/dev/kmsg"};
+  config.cgroup_root = "/nonexistent";
+  Registry registry = Registry::Builtin();
+  testing::AsNobody r = testing::CheckAsNobody(*registry.Find("host.oom"), config,
+                                               Hypothesis{"host.oom_killed", {{"pid", "1"}}});
+  ASSERT_TRUE(r.ran) << "could not drop to the user nobody";
+  EXPECT_EQ(r.verdict, core::Verdict::kInconclusive);
+  EXPECT_TRUE(testing::StartsWith(r.reason, "permission: cannot read the kernel log (/dev/kmsg: ")) << r.reason;
+}
+
+// --- net.port ---
+
+TEST(NetPort, ABoundPortIsHeldByThisProcess) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::string port = std::to_string(ntohs(addr.sin_port));
+  Finding held = Ask("net.port", Hypothesis{"net.port_in_use", {{"port", port}}});
+  EXPECT_EQ(held.verdict, core::Verdict::kConfirmed) << held.reason;
+  EXPECT_NE(held.reason.find("(pid " + std::to_string(::getpid()) + ")"), std::string::npos) << held.reason;
+  ::close(fd);
+  Finding free = Ask("net.port", Hypothesis{"net.port_in_use", {{"port", port}}});
+  EXPECT_EQ(free.verdict, core::Verdict::kRefuted) << free.reason;
+}
+
+TEST(NetPort, NoPortIsInconclusive) {
+  EXPECT_EQ(Ask("net.port", Hypothesis{"net.port_in_use", {{"port", "80; rm -rf /"}}}).verdict,
+            core::Verdict::kInconclusive);
+}
+
+// --- native.lib ---
+
+const std::string kMangled = "_ZN14triage_fixture5probeEi";
+
+TEST(NativeLib, UndefinedSymbolIsConfirmedWhenTheLoadedLibraryLacksIt) {
+  std::string without = testing::FixtureDir("without/libprobe.so");
+  std::string with = testing::FixtureDir("with/libprobe.so");
+  Finding f = Ask("native.lib", Hypothesis{"native.undefined_symbol",
+                                           {{"symbol", kMangled}, {"library", without}, {"candidates", with}}});
+  EXPECT_EQ(f.verdict, core::Verdict::kConfirmed) << f.reason;
+  EXPECT_NE(f.reason.find("does not export triage_fixture::probe(int); exported by " + with), std::string::npos)
+      << f.reason;
+  EXPECT_NE(f.facts_json.find("\"demangled\":\"triage_fixture::probe(int)\""), std::string::npos);
+}
+
+TEST(NativeLib, UndefinedSymbolIsRefutedWhenTheLibraryExportsIt) {
+  std::string with = testing::FixtureDir("with/libprobe.so");
+  Finding f = Ask("native.lib", Hypothesis{"native.undefined_symbol", {{"symbol", kMangled}, {"library", with}}});
+  EXPECT_EQ(f.verdict, core::Verdict::kRefuted) << f.reason;
+}
+
+TEST(NativeLib, LoaderResolutionBothWays) {
+  Finding missing = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", "libtriage_absent.so.7"}}});
+  EXPECT_EQ(missing.verdict, core::Verdict::kConfirmed) << missing.reason;
+  EXPECT_NE(missing.reason.find("cannot open shared object file"), std::string::npos) << missing.reason;
+  Finding found = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", "libm.so.6"}}});
+  EXPECT_EQ(found.verdict, core::Verdict::kRefuted) << found.reason;
+  EXPECT_NE(found.reason.find("libm.so.6 resolves to /"), std::string::npos) << found.reason;
+}
+
+TEST(NativeLib, ALibraryPathOutsideAllowedPrefixesIsNotLoaded) {
+  Finding f = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", testing::FixtureDir("with/libprobe.so")}}});
+  EXPECT_EQ(f.verdict, core::Verdict::kSkipped) << f.reason;
+  Finding odd = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", "libx.so;id"}}});
+  EXPECT_EQ(odd.verdict, core::Verdict::kSkipped) << odd.reason;
+}
+
+TEST(Binary, DemanglesAndReadsDynamicSymbols) {
+  EXPECT_EQ(detail::Demangle(kMangled), "triage_fixture::probe(int)");
+  EXPECT_EQ(detail::Demangle("not_mangled"), "not_mangled");
+  auto with = detail::ReadDynamicSymbols(testing::FixtureDir("with/libprobe.so"));
+  ASSERT_TRUE(with.ok());
+  EXPECT_TRUE(std::binary_search(with->defined.begin(), with->defined.end(), kMangled));
+  auto without = detail::ReadDynamicSymbols(testing::FixtureDir("without/libprobe.so"));
+  ASSERT_TRUE(without.ok());
+  EXPECT_FALSE(std::binary_search(without->defined.begin(), without->defined.end(), kMangled));
+}
+
+}  // namespace
+}  // namespace triage::verifiers

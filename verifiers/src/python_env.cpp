@@ -1,0 +1,170 @@
+// python.env: asks an allowed interpreter about a package. The interpreter is the one the log
+// names (`python`), or the environment's bin/python3 for a log's .../lib/python3.X/site-packages/
+// path (`path`). It runs with -I (no user site, no PYTHON* variables, no script folder on the
+// path) and a fixed probe whose only inputs are argv entries, never spliced into code. Verdicts
+// for python.symbol_missing and python.module_missing.
+#include <map>
+
+#include "common.h"
+#include "triage/verifiers/detail/process.h"
+
+namespace triage::verifiers {
+
+namespace {
+
+using namespace detail;
+
+// argv: module, symbol ("" for none), distribution ("" to infer). Prints one JSON line, then
+// key=value lines for the verdict.
+constexpr const char* kProbe = R"PY(
+import sys, json, os, re, importlib, importlib.util
+module, symbol, dist = sys.argv[1], sys.argv[2], sys.argv[3]
+top = module.split(".")[0]
+out = {"python": sys.version.split()[0], "executable": sys.executable, "prefix": sys.prefix}
+try:
+    import importlib.metadata as md
+    names = [dist] if dist else []
+    try:
+        names += list(md.packages_distributions().get(top, []))
+    except Exception:
+        pass
+    names.append(top)
+    for n in names:
+        try:
+            out["version"] = md.version(n)
+            out["distribution"] = n
+            break
+        except Exception:
+            pass
+except Exception:
+    pass
+locations = []
+try:
+    spec = importlib.util.find_spec(top)
+    out["found"] = spec is not None
+    if spec is not None:
+        out["origin"] = spec.origin
+        locations = list(spec.submodule_search_locations or [])
+        out["locations"] = locations
+except Exception as e:
+    out["found"] = False
+    out["find_error"] = type(e).__name__ + ": " + str(e)
+out["search_path"] = sys.path
+m = None
+try:
+    m = importlib.import_module(module)
+    out["import_ok"] = True
+    out["module_file"] = getattr(m, "__file__", None)
+except BaseException as e:
+    out["import_ok"] = False
+    out["error_type"] = type(e).__name__
+    out["error"] = str(e)[:2000]
+    out["missing"] = getattr(e, "name", None)
+if symbol and m is not None:
+    ok = hasattr(m, symbol)
+    if not ok:
+        try:
+            importlib.import_module(module + "." + symbol)
+            ok = True
+        except BaseException:
+            pass
+    out["has_symbol"] = ok
+    pattern = re.compile(r"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+" + re.escape(symbol) + r"\b|^" + re.escape(symbol) + r"[ \t]*[:=]", re.M)
+    found = []
+    for loc in locations:
+        for root, dirs, files in os.walk(loc):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for f in sorted(files):
+                if f.endswith(".py") and len(found) < 20:
+                    p = os.path.join(root, f)
+                    try:
+                        with open(p, encoding="utf-8", errors="replace") as fh:
+                            if pattern.search(fh.read()):
+                                found.append(p)
+                    except OSError:
+                        pass
+    out["defined_in"] = found
+print(json.dumps(out))
+for k in ("import_ok", "has_symbol", "error_type", "missing", "version", "module_file"):
+    if k in out:
+        v = out[k]
+        print(k + "=" + ("1" if v is True else "0" if v is False else str(v)).replace("\n", " "))
+)PY";
+
+class PythonEnv final : public Verifier {
+ public:
+  std::string_view name() const override { return "python.env"; }
+  bool host_check() const override { return false; }  // it needs an interpreter and a module
+
+  Finding Check(const VerifyConfig& config, const Hypothesis& h) const override {
+    std::string interpreter = h.Arg("python");
+    if (interpreter.empty() && !h.Arg("path").empty())
+      interpreter = InterpreterOfSitePackages(h.Arg("path"));
+    if (interpreter.empty())
+      return Finding::Skipped("the log names no interpreter (no python argument and no "
+                              ".../lib/python3.X/site-packages/ path)");
+    std::string module = h.Arg("module");
+    std::string symbol = h.Arg("symbol");
+    if (!IsPythonName(module, true))
+      return Finding::Skipped("not a Python module name: '" + module + "'; nothing was run");
+    if (!symbol.empty() && !IsPythonName(symbol, false))
+      return Finding::Skipped("not a Python identifier: '" + symbol + "'; nothing was run");
+    std::string dist = h.Arg("package");
+    if (!dist.empty()) {
+      bool ok = dist.size() < 200;
+      for (char c : dist) ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      if (!ok) return Finding::Skipped("not a package name: '" + dist + "'; nothing was run");
+    }
+    ProgramDecision may = MayRun(interpreter, config);
+    if (!may.allowed) return Finding::Skipped(may.reason);
+
+    double timeout = config.deadline_seconds > 2 ? config.deadline_seconds - 1 : 1;
+    ProgramOutput run = RunProgram({interpreter, "-I", "-c", kProbe, module, symbol, dist}, timeout,
+                                   {"PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8"});
+    if (!run.started) return Finding::Inconclusive("cannot run " + interpreter + ": " + run.error);
+    if (run.timed_out) return Finding::Inconclusive(interpreter + " did not answer in time");
+    auto lines = SplitLines(run.out);
+    if (run.exit_code != 0 || lines.empty() || lines[0].empty() || lines[0][0] != '{') {
+      std::string err = Trim(run.err.substr(0, 500));
+      if (run.exit_code == 127 || !run.error.empty())
+        return Finding::Inconclusive("cannot run " + interpreter + ": " + (run.error.empty() ? err : run.error));
+      return Finding::Inconclusive(interpreter + " probe failed (exit " + std::to_string(run.exit_code) + "): " + err);
+    }
+    std::map<std::string, std::string> kv;
+    for (size_t i = 1; i < lines.size(); ++i)
+      if (auto eq = lines[i].find('='); eq != std::string::npos) kv[lines[i].substr(0, eq)] = lines[i].substr(eq + 1);
+    const std::string facts = lines[0];
+    const std::string version = kv.count("version") ? " " + kv["version"] : "";
+    const std::string where = interpreter;
+    bool import_ok = kv["import_ok"] == "1";
+
+    if (h.cause.rfind("python.module_missing", 0) == 0) {
+      if (import_ok)
+        return Finding::Refuted(module + " imports in " + where + " (" + kv["module_file"] + ")", facts);
+      if (kv["error_type"] == "ModuleNotFoundError")
+        return Finding::Confirmed("No module named '" + kv["missing"] + "' in " + where, facts);
+      return Finding::Inconclusive(module + " is installed but fails to import: " + kv["error_type"], facts);
+    }
+    // python.symbol_missing (and any other cause: report what is there).
+    if (!import_ok) {
+      if (kv["error_type"] == "ModuleNotFoundError")
+        return Finding::Inconclusive("module " + module + " is not installed in " + where +
+                                         " (No module named '" + kv["missing"] + "')",
+                                     facts);
+      return Finding::Inconclusive(module + " fails to import in " + where + ": " + kv["error_type"], facts);
+    }
+    if (symbol.empty())
+      return Finding::Inconclusive(module + version + " imports; the log names no symbol", facts);
+    if (kv["has_symbol"] == "1")
+      return Finding::Refuted(symbol + " is importable from " + module + " in" + version + " (" + where + ")", facts);
+    return Finding::Confirmed("cannot import " + symbol + " from " + module + " in the installed" +
+                                  (version.empty() ? std::string(" version") : version) + " (" + where + ")",
+                              facts);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Verifier> MakePythonEnv() { return std::make_unique<PythonEnv>(); }
+
+}  // namespace triage::verifiers
