@@ -275,7 +275,6 @@ class Daemon {
   std::vector<std::unique_ptr<Tail>> orphans_;     // renamed away or deleted, being finished
   std::unordered_map<std::string, FileId> by_path_;
   std::set<std::string> skipped_compressed_;
-  std::set<std::string> seen_paths_;  // every path tailed in this run
   std::deque<Tail*> ready_;
   bool draining_posted_ = false;
 
@@ -572,18 +571,12 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
         }
       }
       if (IsCompressedName(name)) {
-        // A compressed rotation ("app.log.1.gz") of a file that was read ("app.log.1" or
-        // "app.log"): its bytes were read before they were compressed.
-        std::string plain = UncompressedName(path);
-        std::string live = JoinPath(folder.path, RotationBase(UncompressedName(name)));
-        auto known = [&](const std::string& p) {
-          return saved_by_path_.count(p) || by_path_.count(p) || seen_paths_.count(p);
-        };
-        if (skipped_compressed_.count(path) || known(plain) || known(live)) {
-          if (skipped_compressed_.insert(path).second)
-            Info("file.skip", {{"path", path}, {"reason", "compressed rotation of a file read"}});
-          continue;
-        }
+        // Never tailed, even when an include glob names it: a compressed rotation holds bytes
+        // that were read before they were compressed, and a compressed stream cannot be
+        // followed as it grows (`triage analyze` reads old compressed logs).
+        if (skipped_compressed_.insert(path).second)
+          Info("file.skip", {{"path", path}, {"reason", "compressed"}});
+        continue;
       }
       int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
       if (fd < 0) {
@@ -685,10 +678,7 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
   if (ref.kind != Tail::Kind::kPendingCopy) MarkReady(ref);
 }
 
-void Daemon::IndexTail(Tail& t) {
-  by_path_[t.path] = t.id;
-  seen_paths_.insert(t.path);
-}
+void Daemon::IndexTail(Tail& t) { by_path_[t.path] = t.id; }
 
 void Daemon::UnindexTail(Tail& t) {
   auto it = by_path_.find(t.path);

@@ -6,10 +6,9 @@
 //
 // Defaults: include `*.log`, `*.out`, `*.err`, `*.txt`, `*.jsonl` and their numbered rotations
 // (`app.log.1`, `app.log.2`, also `app.log-20261102`); exclude nothing. Compressed files (`.gz`,
-// `.xz`, `.zst`, `.bz2`, `.lz4`, `.zip`, by name) are never selected by the defaults: a
-// compressed rotation holds bytes that were read before it was compressed. A compressed file an
-// explicit include glob selects is read only when no file of the same name without the suffix
-// has ever been tailed (IsCompressedName / UncompressedName help the daemon decide).
+// `.xz`, `.zst`, `.bz2`, `.lz4`, `.zip`, by name) are never selected by the defaults, and the
+// daemon never tails one even when an explicit include glob selects it: a compressed rotation
+// holds bytes that were read before it was compressed (IsCompressedName tells).
 //
 // Plain values; thread-compatible.
 #pragma once
