@@ -85,9 +85,11 @@ void CompleteCaptures(const RuleSet& rules, std::map<std::string, std::string>& 
       auto it = captures.find(key);
       if (it == captures.end()) continue;
       const std::string g = Lower(it->second);
+      // The longest product name that matches: "A100" must not read as "A10".
+      size_t best = 0;
       for (const auto& a : arches)
         for (const auto& p : a.products)
-          if (!p.empty() && g.find(Lower(p)) != std::string::npos) sm = a.sm;
+          if (p.size() > best && g.find(Lower(p)) != std::string::npos) sm = a.sm, best = p.size();
       if (!sm.empty()) break;
     }
     if (!sm.empty()) set("sm", sm);
