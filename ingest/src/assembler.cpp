@@ -61,10 +61,34 @@ bool IsChainPhrase(std::string_view tm) {
   return tm == kDuringHandling || tm == kDirectCause;
 }
 
+// Runs on every line, so it looks only at the few ':' of a message (each starter phrase ends with
+// one) and at the message's start, instead of searching for each phrase.
 bool IsBlockStart(std::string_view m) {
-  return Contains(m, "CUDA error: ") || Contains(m, "Fatal Python error: ") || Contains(m, "terminate called after throwing") ||
-         Contains(m, "Watchdog caught collective operation timeout") ||
-         Contains(m, "watchdog thread terminated with exception");
+  if (TrimLeft(m).substr(0, 31) == "terminate called after throwing") return true;
+  const char* p = m.data();
+  const char* end = p + m.size();
+  while (p < end) {
+    const char* c = static_cast<const char*>(std::memchr(p, ':', static_cast<size_t>(end - p)));
+    if (c == nullptr) break;
+    std::string_view before(m.data(), static_cast<size_t>(c - m.data()));
+    if (before.size() >= 10) {
+      switch (before.back()) {
+        case 'r':
+          if (EndsWith(before, "CUDA error") || EndsWith(before, "Fatal Python error")) return true;
+          break;
+        case 't':
+          if (EndsWith(before, "Watchdog caught collective operation timeout")) return true;
+          break;
+        case 'n':
+          if (EndsWith(before, "watchdog thread terminated with exception")) return true;
+          break;
+        default:
+          break;
+      }
+    }
+    p = c + 1;
+  }
+  return false;
 }
 
 // Lines that belong to a C++/CUDA/NCCL error block once one is open.
@@ -82,6 +106,22 @@ bool IsBlockMember(std::string_view m) {
          Contains(tm, "device-side assertions") || Contains(tm, "terminate called after throwing") ||
          Contains(tm, "Search for `cuda") || Contains(tm, "CUDA error: ") ||
          Contains(tm, "watchdog thread terminated with exception") || tm == "Aborted (core dumped)";
+}
+
+// Member-wise: cheaper than std::swap's three moves of the whole struct, and both sides keep
+// allocated buffers for reuse.
+void SwapLines(DecodedLine& a, DecodedLine& b) {
+  std::swap(a.number, b.number);
+  std::swap(a.offset, b.offset);
+  a.message.swap(b.message);
+  a.display.swap(b.display);
+  a.process.swap(b.process);
+  a.level.swap(b.level);
+  a.time.swap(b.time);
+  a.host.swap(b.host);
+  a.container.swap(b.container);
+  std::swap(a.json, b.json);
+  std::swap(a.cut, b.cut);
 }
 
 }  // namespace
@@ -228,7 +268,10 @@ Assembler::~Assembler() = default;
 bool Assembler::idle() const { return open_.empty() && queue_.empty(); }
 
 bool Assembler::MayStartMultiLine(std::string_view raw) {
-  return Contains(raw, "Traceback") || Contains(raw, "File \"") || IsBlockStart(raw);
+  // A raw line still has its envelope (and may be JSON, with escapes), so this is looser than
+  // the checks on decoded messages: any hint of a starter keeps the line.
+  return Contains(raw, "Traceback") || Contains(raw, "File \"") || Contains(raw, "rror: ") ||
+         Contains(raw, "terminate called") || Contains(raw, "atchdog");
 }
 
 Assembler::Open* Assembler::FindOpen(std::string_view key) {
@@ -255,7 +298,7 @@ void Assembler::FillLineEvent(Event& ev, DecodedLine& line) {
   ev.frames.clear();
   ev.truncated = false;
   ev.lines.resize(1);
-  std::swap(ev.lines[0], line);
+  SwapLines(ev.lines[0], line);
   ev.text.assign(ev.lines[0].message);
 }
 
@@ -278,7 +321,7 @@ void Assembler::EmitLine(DecodedLine& line) {
 void Assembler::Append(Open& o, DecodedLine& line) {
   o.bytes += line.message.size() + line.display.size() + 64;
   o.ev.lines.emplace_back();
-  std::swap(o.ev.lines.back(), line);
+  SwapLines(o.ev.lines.back(), line);
   o.foreign = 0;
 }
 
@@ -390,7 +433,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       if (tm.empty()) {
         if (o.blanks.size() >= 2) return Offer::kClose;
         o.blanks.emplace_back();
-        std::swap(o.blanks.back(), line);
+        SwapLines(o.blanks.back(), line);
         return Offer::kTaken;
       }
       if (IsChainPhrase(tm)) {
@@ -434,7 +477,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
         // Blank lines separate a faulthandler dump's threads; held until a member follows.
         if (o.blanks.size() >= 2) return Offer::kClose;
         o.blanks.emplace_back();
-        std::swap(o.blanks.back(), line);
+        SwapLines(o.blanks.back(), line);
         return Offer::kTaken;
       }
       // Members: the known parts of C++/CUDA/NCCL error reports, and further error-level lines
@@ -530,7 +573,7 @@ void Assembler::AfterLine(Open* taker, std::string_view key) {
   Drain();
 }
 
-void Assembler::Push(DecodedLine& line, const LineMeta& meta) {
+void Assembler::Push(DecodedLine& line, const LineMeta& meta, bool single) {
   // The key must outlive `line`, whose strings may be swapped away below.
   if (line.process) key_.assign(*line.process);
   else key_.clear();
@@ -562,7 +605,7 @@ void Assembler::Push(DecodedLine& line, const LineMeta& meta) {
       }
     }
   }
-  if (!StartEvent(key, line, meta)) {
+  if (!StartEvent(key, line, meta) && single) {
     EmitLine(line);
   }
   if (!open_.empty() || !queue_.empty()) AfterLine(nullptr, key);

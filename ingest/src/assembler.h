@@ -46,8 +46,9 @@ class Assembler {
   Assembler& operator=(const Assembler&) = delete;
 
   // Takes one decoded line. `line` may be swapped with a recycled one (its content is then
-  // unspecified but valid, ready for the decoder to overwrite).
-  void Push(DecodedLine& line, const LineMeta& meta);
+  // unspecified but valid, ready for the decoder to overwrite). With `single` false the line
+  // may start or join a multi-line event but gives no event of its own.
+  void Push(DecodedLine& line, const LineMeta& meta, bool single = true);
   // Closes every open event (an unfinished traceback is marked truncated) and emits the rest.
   void Finish();
   // True when no event is open: a line that cannot start one may then skip decoding.

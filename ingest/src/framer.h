@@ -72,6 +72,8 @@ class Framer {
   bool mid_line() const { return pending_ != 0; }
   uint64_t lines() const { return number_; }
   size_t cap() const { return cap_; }
+  // Memory held for a pending partial line (bounded by the cap).
+  size_t buffered_capacity() const { return carry_.capacity(); }
 
  private:
   // `content`: at least min(cap, length) first bytes of the line's content (terminator '\n'

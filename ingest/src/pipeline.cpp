@@ -19,13 +19,16 @@ struct EventStream::Impl {
   void OnLine(const detail::LineView& v) {
     ++counters.lines;
     if (v.cut) ++counters.cut_lines;
-    if (options.keep_line && assembler.idle() && !options.keep_line(v.raw) &&
-        !detail::Assembler::MayStartMultiLine(v.raw)) {
-      return;  // counted, not decoded, no event
+    bool keep = true;
+    if (options.keep_line) {
+      keep = options.keep_line(v.raw);
+      if (!keep && assembler.idle() && !detail::Assembler::MayStartMultiLine(v.raw)) {
+        return;  // counted, not decoded, no event
+      }
     }
     decoder.Decode(v, line, meta);
     if (!meta.valid_utf8) ++counters.invalid_utf8_lines;
-    assembler.Push(line, meta);
+    assembler.Push(line, meta, keep);
   }
 
   IngestOptions options;

@@ -1,0 +1,40 @@
+// EventToJson: the `analyze --events` line format.
+#include <gtest/gtest.h>
+
+#include "ingest_testing.h"
+
+namespace triage::ingest {
+namespace {
+
+TEST(EventJson, TracebackFieldsInContractOrder) {
+  auto ev = testing::Assemble(
+      "(EngineCore pid=1) ERROR 05-26 07:50:26 [core.py:9] Traceback (most recent call last):\n"
+      "(EngineCore pid=1) ERROR 05-26 07:50:26 [core.py:9]   File \"/a b/\xc3\xbc\tx.py\", line 3, in f\n"
+      "(EngineCore pid=1) ERROR 05-26 07:50:26 [core.py:9] KeyError: 'x'\n");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(EventToJson(ev[0], "svc.log"),
+            "{\"kind\":\"traceback\",\"source\":\"svc.log\",\"first_line\":1,\"last_line\":3,"
+            "\"process\":\"EngineCore pid=1\",\"level\":\"ERROR\",\"time\":\"--05-26T07:50:26\","
+            "\"exceptions\":[{\"type\":\"KeyError\",\"message\":\"'x'\"}],"
+            "\"frames\":[{\"file\":\"/a b/\xc3\xbc\\tx.py\",\"line\":3,\"function\":\"f\"}],"
+            "\"text\":\"Traceback (most recent call last):\\n  File \\\"/a b/\xc3\xbc\\tx.py\\\", line 3, in f\\nKeyError: 'x'\"}");
+}
+
+TEST(EventJson, LineWithNulls) {
+  auto ev = testing::Assemble("plain\n");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(EventToJson(ev[0], "-"),
+            "{\"kind\":\"line\",\"source\":\"-\",\"first_line\":1,\"last_line\":1,\"process\":null,"
+            "\"level\":null,\"time\":null,\"exceptions\":[],\"frames\":[],\"text\":\"plain\"}");
+}
+
+TEST(EventJson, InvalidUtf8AndControlBytesStayValidJson) {
+  auto ev = testing::Assemble(std::string("a\0b\xff\n", 5));
+  ASSERT_EQ(ev.size(), 1u);
+  std::string j = EventToJson(ev[0], "x");
+  EXPECT_TRUE(IsValidUtf8(j));
+  EXPECT_NE(j.find("a\\u0000b\xEF\xBF\xBD"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace triage::ingest
