@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -24,6 +25,8 @@
 #include "triage/core/rules.h"
 #include "triage/core/verifier.h"
 #include "triage/ingest/pipeline.h"
+#include "triage/store/store.h"
+#include "triage/verifiers/runner.h"
 
 namespace triage::cli {
 namespace {
@@ -117,7 +120,9 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
   ingest::IngestOptions io;
   // The literal prefilter: a line no signature can match is framed and counted, not decoded.
   const core::RuleSet* r = rules.get();
-  io.keep_line = [r](std::string_view raw) { return r->LineMayMatch(raw); };
+  io.keep_line = [r, &analyzer](std::string_view raw) {
+    return r->LineMayMatch(raw, analyzer.wants_benign());
+  };
   uint64_t last = 0;
   Status st = ingest::IngestSource(
       **src, source_id, io,
@@ -140,18 +145,35 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
 }
 
 // ---------------------------------------------------------------------------------------------
-// The one place where incidents are stored and verified.
+// The one place where incidents are verified and stored.
 //
-// The lead wires the SQLite store (--db, --no-store) and the verifier runner (--verify,
-// --trust-log-paths) in here; until then incidents leave this function as the engine ranked
-// them, with `id` null and no verifications. ApplyVerdicts is already called so that verdicts,
-// once a runner fills them, re-rank the causes.
+// Verification first, so that verdicts re-rank the causes (ApplyVerdicts) and are stored with
+// them. Storing commits in batches: a large input shows its first incidents to `history` early,
+// and an interrupted run keeps every batch that committed. A store failure is reported, and the
+// report is still printed: nothing analysed is lost.
 // ---------------------------------------------------------------------------------------------
 Status StoreAndVerify(std::vector<core::Incident>& incidents, const Settings& settings,
                       const core::Config& config) {
-  (void)settings;
-  (void)config;
+  if (settings.verify || config.verify_enabled) {
+    auto runner = verifiers::MakeVerificationRunner(
+        verifiers::VerifyConfigFrom(config, settings.trust_log_paths));
+    for (auto& incident : incidents) runner->VerifyIncident(incident);
+  }
   for (auto& incident : incidents) core::ApplyVerdicts(incident);
+  if (settings.no_store || incidents.empty()) return Status::Ok();
+
+  const std::string path = core::ResolveDbPath(settings.db, config);
+  auto db = store::Store::Open(path);
+  if (!db.ok()) return db.status().Annotate(path);
+  constexpr size_t kBatch = 256;
+  for (size_t begin = 0; begin < incidents.size(); begin += kBatch) {
+    const size_t end = std::min(incidents.size(), begin + kBatch);
+    std::vector<core::Incident> batch(std::make_move_iterator(incidents.begin() + begin),
+                                      std::make_move_iterator(incidents.begin() + end));
+    auto recorded = db->Record(batch);
+    std::move(batch.begin(), batch.end(), incidents.begin() + begin);
+    if (!recorded.ok()) return recorded.status().Annotate(path);
+  }
   return Status::Ok();
 }
 
