@@ -570,6 +570,9 @@ Result<Store> Store::Open(const std::string& path, const StoreOptions& options) 
   // WAL with synchronous=NORMAL: a crash of the process loses nothing committed; a power cut
   // may lose the last transactions but never corrupts.
   TRIAGE_TRY(d.Exec("PRAGMA synchronous = NORMAL", what));
+  // SQLite's default page cache (2 MiB) makes a large batch spill and re-read pages; 32 MiB is
+  // allocated only as pages are used, so a short `history` pays nothing for it.
+  TRIAGE_TRY(d.Exec("PRAGMA cache_size = -32768", what));
   if (options.max_size_bytes > 0) {
     auto page = d.QueryInt("PRAGMA page_size");
     if (!page.ok()) return page.status().Annotate(what);
