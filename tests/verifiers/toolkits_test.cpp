@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "helpers.h"
+#include "triage/kernels/kernels.h"
+#include "triage/verifiers/detail/gpu.h"
 #include "triage/verifiers/detail/toolkits.h"
 #include "triage/verifiers/verifier.h"
 
@@ -95,6 +97,26 @@ TEST(ToolkitsSearch, EmptyFolderFindsNothing) {
   Finding f = Registry::Builtin().Find("cuda.toolkits")->Check(config, Hypothesis{"cuda.toolkit_too_old_for_arch", {{"arch", "90"}}});
   EXPECT_EQ(f.verdict, core::Verdict::kInconclusive);
   EXPECT_EQ(f.reason, "no CUDA toolkit found");
+}
+
+}  // namespace
+}  // namespace triage::verifiers
+
+namespace triage::verifiers {
+namespace {
+
+// NVRTC needs no GPU: the live-compilation source must compile for every architecture the
+// toolkit lists, as a cubin and as PTX.
+TEST_F(Toolkits, NvrtcCompilesTriagesKernelsForEveryListedArchitecture) {
+  auto nvrtc = detail::OpenNvrtc(toolkit_.nvrtc_path);
+  ASSERT_TRUE(nvrtc.ok()) << nvrtc.status().message();
+  for (int arch : toolkit_.archs) {
+    for (bool ptx : {false, true}) {
+      detail::Compiled c = detail::CompileWithNvrtc(**nvrtc, std::string(kernels::Source()), arch, ptx);
+      EXPECT_TRUE(c.ok) << "sm_" << arch << (ptx ? " ptx" : " cubin") << ": " << c.log;
+      EXPECT_FALSE(c.image.empty());
+    }
+  }
 }
 
 }  // namespace

@@ -37,7 +37,6 @@ struct Found {
 Found OpenSearched(const std::string& soname, const std::vector<std::string>& dirs,
                    const std::vector<std::string>& fallbacks) {
   Found out;
-  std::vector<std::string> tried;
   std::vector<std::string> candidates;
   if (dirs.empty()) {
     candidates.push_back(soname);  // the dynamic loader's own search
@@ -48,10 +47,7 @@ Found OpenSearched(const std::string& soname, const std::vector<std::string>& di
   std::string last_error;
   for (const auto& c : candidates) {
     bool bare = c.find('/') == std::string::npos;
-    if (!bare && !Exists(c)) {
-      tried.push_back(c);
-      continue;
-    }
+    if (!bare && !Exists(c)) continue;
     if (!bare && ::access(c.c_str(), R_OK) != 0 && errno == EACCES) {
       out.problem = {GpuProblem::kNoPermission, "cannot read " + c};
       return out;
@@ -61,13 +57,15 @@ Found OpenSearched(const std::string& soname, const std::vector<std::string>& di
       out.library = std::move(lib.value());
       return out;
     }
-    tried.push_back(bare ? "the loader's search" : c);
     if (lib.status().kind() != Status::Kind::kNotFound) last_error = lib.status().message();
   }
   if (!last_error.empty()) {
     out.problem = {GpuProblem::kDeviceUnusable, soname + " does not load: " + last_error};
   } else {
-    out.problem = {GpuProblem::kNoDriver, soname + " not found (tried " + Join(tried) + ")"};
+    std::vector<std::string> where;
+    if (dirs.empty()) where.push_back("the loader's search");
+    for (const auto& d : dirs.empty() ? fallbacks : dirs) where.push_back(d);
+    out.problem = {GpuProblem::kNoDriver, soname + " not found (searched " + Join(where) + ")"};
   }
   return out;
 }

@@ -313,6 +313,16 @@ std::unique_ptr<core::VerificationRunner> MakeVerificationRunner(const VerifyCon
   return MakeVerificationRunner(config, std::make_shared<const Registry>(Registry::Builtin()));
 }
 
+VerifyConfig VerifyConfigFrom(const core::Config& config, bool trust_log_paths) {
+  VerifyConfig v;
+  if (config.verify_deadline_seconds > 0) v.deadline_seconds = config.verify_deadline_seconds;
+  v.allowed_prefixes = config.verify_allowed_prefixes;
+  v.driver_search_paths = config.verify_driver_paths;
+  v.toolkit_search_paths = config.verify_toolkit_paths;
+  v.trust_log_paths = trust_log_paths;
+  return v;
+}
+
 std::vector<HostCheck> RunHostChecks(const VerifyConfig& config, const Registry& registry) {
   std::vector<HostCheck> checks;
   for (const auto& v : registry.verifiers()) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "triage/core/config.h"
 #include "triage/core/verifier.h"
 
 namespace triage::verifiers {
@@ -35,6 +36,9 @@ struct VerifyConfig {
   // (NVRTC still compiles the same kernels live where a toolkit is found).
   bool use_prebuilt_kernels = true;
 };
+
+// The [verify] settings of a configuration, with --trust-log-paths.
+VerifyConfig VerifyConfigFrom(const core::Config& config, bool trust_log_paths);
 
 // A runner with every verifier of triage (verifier.h's Registry::Builtin()).
 std::unique_ptr<core::VerificationRunner> MakeVerificationRunner(const VerifyConfig& config);

@@ -1,0 +1,114 @@
+// `triage doctor`: every host and GPU check with no log, as a table of pass / warn / fail /
+// unavailable with what each measured; --json gives {"checks": [{"name", "status", "detail",
+// "facts"}]}.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "command.h"
+#include "triage/core/config.h"
+#include "triage/json.h"
+#include "triage/verifiers/runner.h"
+#include "triage/verifiers/verifier.h"
+
+namespace triage::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: triage doctor [OPTIONS]\n\n"
+    "Runs every host check (GPUs, driver, CUDA toolkits and the architectures their NVRTC can\n"
+    "target, compiling and launching triage's kernels on each path, fatbins, device memory, GPU\n"
+    "health, peer copies, kernel OOM kills) with no log, each in its own process with a\n"
+    "deadline, and shows what would break and why. A check that cannot run here (no driver, no\n"
+    "device, a permission) is 'unavailable' with the reason.\n\n"
+    "Exit codes: 0 checks ran (whatever they found); 2 bad usage or configuration.\n\n";
+
+const char* Colour(verifiers::HostStatus s) {
+  switch (s) {
+    case verifiers::HostStatus::kPass: return "\033[32m";
+    case verifiers::HostStatus::kWarn: return "\033[33m";
+    case verifiers::HostStatus::kFail: return "\033[31m";
+    case verifiers::HostStatus::kUnavailable: return "\033[2m";
+  }
+  return "";
+}
+
+int RunDoctor(const std::vector<std::string>& argv) {
+  Args args;
+  args.Flag("json", "print {\"checks\": [...]} instead of the table")
+      .Flag("facts", "print each check's measured facts (JSON) under its row")
+      .Option("config", "FILE", "read this configuration file instead of the default places")
+      .Option("deadline", "SECONDS", "per-check deadline (default: [verify] deadline, 10 s)")
+      .Option("driver-path", "DIR", "look for libcuda.so.1 and libnvidia-ml.so.1 only here (repeatable)")
+      .Option("toolkit-path", "DIR", "look for CUDA toolkits only here (repeatable)")
+      .Option("allow", "PREFIX", "also allow interpreters and programs under PREFIX (repeatable)");
+  if (!args.Parse(argv)) {
+    PrintError("doctor", args.error());
+    return kExitUsage;
+  }
+  if (args.help_requested()) {
+    std::cout << kUsage << args.Help();
+    return kExitOk;
+  }
+  if (!args.Positionals().empty()) {
+    PrintError("doctor", "takes no arguments (see 'triage doctor --help')");
+    return kExitUsage;
+  }
+  auto config = core::LoadConfig(args.Get("config"));
+  if (!config.ok()) {
+    PrintError("config", config.status().message());
+    return kExitUsage;
+  }
+  verifiers::VerifyConfig vc = verifiers::VerifyConfigFrom(*config, false);
+  if (auto d = args.Get("deadline")) {
+    char* end = nullptr;
+    double s = std::strtod(d->c_str(), &end);
+    if (!end || *end || !(s > 0) || s > 3600) {
+      PrintError("doctor", "--deadline needs seconds between 0 and 3600, not '" + *d + "'");
+      return kExitUsage;
+    }
+    vc.deadline_seconds = s;
+  }
+  if (auto paths = args.GetAll("driver-path"); !paths.empty()) vc.driver_search_paths = paths;
+  if (auto paths = args.GetAll("toolkit-path"); !paths.empty()) vc.toolkit_search_paths = paths;
+  for (const auto& p : args.GetAll("allow")) vc.allowed_prefixes.push_back(p);
+
+  const verifiers::Registry registry = verifiers::Registry::Builtin();
+  std::vector<verifiers::HostCheck> checks = verifiers::RunHostChecks(vc, registry);
+
+  if (args.Has("json")) {
+    JsonWriter w;
+    w.BeginObject().Key("checks").BeginArray();
+    for (const auto& c : checks) {
+      w.BeginObject().Key("name").String(c.name).Key("status").String(verifiers::HostStatusName(c.status));
+      w.Key("detail").String(c.detail).Key("facts").Raw(c.facts_json).Key("ms").Int(c.ms).EndObject();
+    }
+    w.EndArray().EndObject();
+    std::cout << w.str() << "\n";
+    return kExitOk;
+  }
+  const bool colour = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
+  std::cout << "CHECK                STATUS       DETAIL\n";
+  for (const auto& c : checks) {
+    std::string name = c.name;
+    name.resize(std::max<size_t>(name.size(), 20), ' ');
+    std::string status = verifiers::HostStatusName(c.status);
+    std::string padded = status;
+    padded.resize(12, ' ');
+    std::cout << name << " " << (colour ? Colour(c.status) : "") << padded << (colour ? "\033[0m" : "")
+              << " " << c.detail << "\n";
+    if (args.Has("facts")) std::cout << "    facts: " << c.facts_json << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+TRIAGE_REGISTER_COMMAND("doctor", "run every host and GPU check with no log: what would break, and why",
+                        &RunDoctor);
+
+}  // namespace triage::cli

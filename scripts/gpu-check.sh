@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The GPU check of triage's verifiers and kernels, in one command, on a GPU host.
+#
+#   scripts/gpu-check.sh [CARRY_DIR] [OUT_DIR]
+#
+# CARRY_DIR (default .devcarry) holds bin/: triage, triage_gpu_tests and libsimdjson.so.*, built
+# on a build host with:
+#   cmake -S . -B build/verify -G Ninja -DCMAKE_BUILD_TYPE=Release
+#   ninja -C build/verify triage triage_gpu_tests
+#   mkdir -p .devcarry/bin && cp build/verify/bin/{triage,triage_gpu_tests,libsimdjson.so.*} .devcarry/bin/
+# OUT_DIR (default $OUT, else ./gpu-check-out) receives the logs: gpu-tests.log, doctor.txt,
+# doctor.json, summary.txt. Exit status: 0 when every gpu test passed and none was skipped.
+set -u -o pipefail
+carry=${1:-.devcarry}
+out=${2:-${OUT:-./gpu-check-out}}
+mkdir -p "$out"
+bin="$carry/bin"
+summary="$out/summary.txt"
+export NCCL_NVLS_ENABLE=0
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(uname -n) $(uname -r)"
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1
+  /usr/local/cuda/bin/nvcc --version 2>&1 | tail -1
+} | tee "$summary"
+
+status=0
+echo "== gpu tests" | tee -a "$summary"
+start=$(date +%s)
+"$bin/triage_gpu_tests" --gtest_color=no 2>&1 | tee "$out/gpu-tests.log"
+rc=$?
+echo "triage_gpu_tests exit $rc in $(( $(date +%s) - start )) s" | tee -a "$summary"
+grep -E '^\[  (PASSED|FAILED|SKIPPED) \]|tests? from .* ran' "$out/gpu-tests.log" | tee -a "$summary"
+if [ "$rc" -ne 0 ]; then status=1; fi
+if grep -q '^\[  SKIPPED \]' "$out/gpu-tests.log"; then
+  echo "some gpu tests were skipped: not a pass" | tee -a "$summary"
+  status=1
+fi
+
+echo "== triage doctor" | tee -a "$summary"
+allow=()
+for env in /opt/torch/.venv; do [ -d "$env" ] && allow+=(--allow "$env"); done
+"$bin/triage" doctor --deadline 60 "${allow[@]}" 2>&1 | tee "$out/doctor.txt" | tee -a "$summary"
+"$bin/triage" doctor --json --deadline 60 "${allow[@]}" > "$out/doctor.json" 2>&1 || status=1
+"$bin/triage" --version 2>&1 | tee -a "$summary"
+echo "gpu-check status $status" | tee -a "$summary"
+exit $status
