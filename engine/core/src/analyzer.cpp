@@ -146,7 +146,8 @@ struct Analyzer::Impl {
     std::optional<std::string> started, ended;
     std::optional<double> first_time, last_time;
     std::string host;
-    bool definitive = false;
+    bool definitive = false;     // a fatal line, or a traceback no benign line followed
+    uint64_t tentative_line = 0;  // the last unconfirmed failure's line
   };
   // A signal seen outside any window: it joins a failure that follows soon enough.
   struct Pending {
@@ -175,7 +176,10 @@ struct Analyzer::Impl {
   static constexpr uint64_t kJoinLines = 400;
   static constexpr double kJoinSeconds = 60;
   // A window that has seen nothing for this many lines of its source is closed.
-  static constexpr uint64_t kIdleLines = 20000;
+  static constexpr uint64_t kIdleLines = 5000;
+  // An uncaught-looking traceback with no benign line of its stream within this many lines of
+  // its source is a failure for good.
+  static constexpr uint64_t kConfirmLines = 2000;
 
   void Touch(Window& w, uint64_t first, uint64_t last, const std::optional<std::string>& time,
              std::optional<double> t) {
@@ -208,15 +212,13 @@ struct Analyzer::Impl {
   }
 
   // Drops the tentative failures of `stream` (the process went on working); a window left with
-  // no failure at all is discarded with its signals.
+  // no failure at all is discarded with its signals. A confirmed window ignores benign lines,
+  // so that what the prefilter hides (benign lines while nothing waits) changes nothing.
   void Benign(const std::string& stream) {
     auto it = by_stream.find(stream);
     if (it == by_stream.end()) return;
     Window* w = it->second;
-    if (w->definitive) {
-      Close(w);
-      return;
-    }
+    if (w->definitive) return;
     auto& f = w->failures;
     f.erase(std::remove_if(f.begin(), f.end(),
                            [&](const detail::FailureRecord& r) { return r.stream == stream; }),
@@ -264,11 +266,18 @@ struct Analyzer::Impl {
     if (t) {
       auto& last = stream_time[stream];
       if (last && *t - *last > options.quiet_gap_seconds) {
-        if (auto it = by_stream.find(stream); it != by_stream.end()) Close(it->second);
+        // Only a window whose own last timed line is that old ends here: a window opened by
+        // untimed lines after the stream's last timed one ("Killed" after a long load) is
+        // still waiting for what follows it (the kernel's OOM report).
+        if (auto it = by_stream.find(stream); it != by_stream.end()) {
+          Window* w = it->second;
+          if (!w->last_time || *t - *w->last_time > options.quiet_gap_seconds) Close(w);
+        }
       }
       last = t;
     }
     CloseIdle(ev.source, ev.first_line);
+    ExpireTimed(t);
 
     std::vector<SignatureHit> hits = rules->Match(ev);
     bool fatal = false, benign = false, restart = false;
@@ -314,12 +323,7 @@ struct Analyzer::Impl {
                                    [&](const Pending& p) { return p.stream == stream; }),
                     pending.end());
     }
-    if (benign && !fatal && !traceback_failure) {
-      Benign(stream);
-      pending.erase(std::remove_if(pending.begin(), pending.end(),
-                                   [&](const Pending& p) { return p.stream == stream; }),
-                    pending.end());
-    }
+    if (benign && !fatal && !traceback_failure) Benign(stream);
 
     const std::string source(source_name);
     auto display = [&](size_t k) -> std::string {
@@ -402,18 +406,29 @@ struct Analyzer::Impl {
     if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : ev.text;
     w->failures.push_back(std::move(f));
     w->definitive |= fatal;
+    if (!fatal) w->tentative_line = ev.last_line;
     w->last_failure_line = std::max(w->last_failure_line, ev.last_line);
     if (t) w->last_failure_time = t;
     Touch(*w, ev.first_line, ev.last_line, ev.time, t);
   }
 
   void CloseIdle(uint32_t source_id, uint64_t line) {
+    for (auto& w : windows)
+      if (!w.definitive && w.source_id == source_id && line > w.tentative_line + kConfirmLines)
+        w.definitive = true;
     std::vector<Window*> idle;
     for (auto& w : windows)
       if (w.source_id == source_id && line > w.last_line + kIdleLines) idle.push_back(&w);
     for (Window* w : idle) Close(w);
     while (!pending.empty() && pending.front().source_id == source_id &&
            line > pending.front().rec.hit.line + kSignalLines && !pending.front().time)
+      pending.pop_front();
+  }
+
+  void ExpireTimed(std::optional<double> t) {
+    if (!t) return;
+    while (!pending.empty() && pending.front().time &&
+           *t - *pending.front().time > options.quiet_gap_seconds)
       pending.pop_front();
   }
 };
@@ -437,6 +452,12 @@ std::vector<Incident> Analyzer::TakeClosed() {
   std::vector<Incident> out;
   out.swap(impl_->closed);
   return out;
+}
+
+bool Analyzer::wants_benign() const {
+  for (const auto& w : impl_->windows)
+    if (!w.definitive) return true;
+  return false;
 }
 
 bool Analyzer::idle() const {

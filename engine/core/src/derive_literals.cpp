@@ -4,9 +4,10 @@
 // least one of them (ASCII case ignored). The analysis is conservative: anything it does not
 // understand (classes, escapes like \d, optional or starred items, backreference-like oddities)
 // breaks a literal run rather than being guessed at. Literal pieces are also cut at bytes that a
-// JSON envelope may escape (`"`, `\`, `/`, control and non-ASCII bytes), so that the same
+// JSON envelope may rewrite (control and non-ASCII bytes, `<`, `>`, `&`), so that the same
 // literal can be looked for in a raw docker json-file line before it is decoded.
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,7 +19,10 @@ namespace triage::core {
 
 namespace {
 
-bool SafeByte(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '/'; }
+// Bytes that a JSON envelope keeps as they are (docker's encoder escapes < > & as \u003c...;
+// Python's escapes every non-ASCII byte). `"` and `\` are escaped too, but predictably: the
+// scanner also looks for the escaped form of a literal that holds them.
+bool SafeByte(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '<' && c != '>' && c != '&'; }
 
 // The longest run of safe bytes in `s`.
 std::string LongestSafePiece(const std::string& s) {
@@ -47,10 +51,25 @@ bool Better(const Cover& a, const Cover& b) {
   return a.size() < b.size();
 }
 
+// What a sub-pattern is known to match. `exact`: it matches exactly one of these strings
+// (a small set: optional items and small classes expand into alternatives). `cover`: every
+// match contains one of these.
 struct Info {
-  std::optional<std::string> exact;  // the sub-pattern matches exactly this string
-  std::optional<Cover> cover;        // every match contains one of these
+  std::optional<std::vector<std::string>> exact;
+  std::optional<Cover> cover;
 };
+
+constexpr size_t kMaxVariants = 32;
+
+std::vector<std::string> Product(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::vector<std::string> out;
+  out.reserve(a.size() * b.size());
+  for (const auto& x : a)
+    for (const auto& y : b) out.push_back(x + y);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 class Deriver {
  public:
@@ -63,10 +82,18 @@ class Deriver {
   }
 
  private:
-  std::optional<Cover> FromExact(const std::string& s) const {
-    std::string piece = LongestSafePiece(s);
-    if (piece.size() < min_) return std::nullopt;
-    return Cover{piece};
+  // A set of exact strings as a cover: each string's longest safe piece.
+  std::optional<Cover> FromExact(const std::vector<std::string>& set) const {
+    Cover out;
+    for (const auto& s : set) {
+      std::string piece = LongestSafePiece(s);
+      if (piece.size() < min_) return std::nullopt;
+      out.push_back(std::move(piece));
+    }
+    if (out.empty()) return std::nullopt;
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
   }
   std::optional<Cover> Best(const Info& info) const {
     std::optional<Cover> a = info.exact ? FromExact(*info.exact) : std::nullopt;
@@ -84,6 +111,21 @@ class Deriver {
     }
     if (branches.size() == 1) return branches[0];
     Info out;
+    // Exact when every branch is exact and the union stays small.
+    std::vector<std::string> uni;
+    bool all_exact = true;
+    for (const auto& b : branches) {
+      if (!b.exact) {
+        all_exact = false;
+        break;
+      }
+      uni.insert(uni.end(), b.exact->begin(), b.exact->end());
+    }
+    if (all_exact && uni.size() <= kMaxVariants) {
+      std::sort(uni.begin(), uni.end());
+      uni.erase(std::unique(uni.begin(), uni.end()), uni.end());
+      out.exact = std::move(uni);
+    }
     Cover all;
     for (const auto& b : branches) {
       auto c = Best(b);
@@ -97,42 +139,56 @@ class Deriver {
   }
 
   Info Concat() {
-    std::string run;
-    bool all_exact = true;
-    std::string whole;
+    std::optional<std::vector<std::string>> run;  // the exact strings of the current run
+    std::optional<std::vector<std::string>> whole{std::vector<std::string>{""}};
     std::optional<Cover> best;
     auto consider = [&](std::optional<Cover> c) {
       if (c && (!best || Better(*c, *best))) best = std::move(c);
     };
     auto end_run = [&]() {
-      if (!run.empty()) consider(FromExact(run));
-      run.clear();
+      if (run) consider(FromExact(*run));
+      run.reset();
+    };
+    auto extend = [&](const std::vector<std::string>& set) {
+      if (!run) run = std::vector<std::string>{""};
+      if (run->size() * set.size() > kMaxVariants) {
+        // Too many variants: close the run and start a new one with this item.
+        end_run();
+        run = set;
+      } else {
+        run = Product(*run, set);
+      }
+      if (whole && whole->size() * set.size() <= kMaxVariants) whole = Product(*whole, set);
+      else whole.reset();
     };
     while (!failed_ && i_ < p_.size() && p_[i_] != '|' && p_[i_] != ')') {
       Info atom;
       bool zero_width = false;
       if (!Atom(atom, zero_width)) return {};
-      if (zero_width) continue;  // flags like (?i): compared case-insensitively anyway
+      if (zero_width) continue;  // flags, anchors, \b: they consume no text
       int min_rep = 1, max_rep = 1;
       Quantifier(min_rep, max_rep);
       if (failed_) return {};
-      if (min_rep == 1 && max_rep == 1 && atom.exact) {
-        run += *atom.exact;
-        whole += *atom.exact;
+      if (atom.exact && max_rep == 1 && min_rep <= 1) {
+        std::vector<std::string> set = *atom.exact;
+        if (min_rep == 0) set.push_back("");  // x? : with or without
+        std::sort(set.begin(), set.end());
+        set.erase(std::unique(set.begin(), set.end()), set.end());
+        extend(set);
         continue;
       }
-      all_exact = false;
+      whole.reset();
       end_run();
       if (min_rep >= 1) consider(Best(atom));
     }
     end_run();
     Info out;
-    if (all_exact) out.exact = whole;
+    out.exact = whole;
     out.cover = best;
     return out;
   }
 
-  // Reads {n}, {n,}, {n,m}, ?, *, + and their lazy/possessive suffix.
+  // Reads {n}, {n,}, {n,m}, ?, *, + and their lazy suffix.
   void Quantifier(int& min_rep, int& max_rep) {
     while (i_ < p_.size()) {
       char c = p_[i_];
@@ -154,12 +210,63 @@ class Deriver {
       } else {
         return;
       }
-      if (i_ < p_.size() && (p_[i_] == '?' || p_[i_] == '+')) ++i_;  // lazy
+      if (i_ < p_.size() && p_[i_] == '?') ++i_;  // lazy
     }
+  }
+
+  // A character class: its members when they are few plain bytes ([01], [af], [._-]).
+  std::optional<std::vector<std::string>> Class() {
+    ++i_;  // '['
+    bool negated = false;
+    if (i_ < p_.size() && p_[i_] == '^') negated = true, ++i_;
+    std::vector<std::string> members;
+    bool simple = !negated;
+    bool first = true;
+    while (i_ < p_.size() && (p_[i_] != ']' || first)) {
+      first = false;
+      char c = p_[i_];
+      if (c == '\\') {
+        if (i_ + 1 >= p_.size()) break;
+        char e = p_[i_ + 1];
+        if (std::isalnum(static_cast<unsigned char>(e))) simple = false;
+        else members.push_back(std::string(1, e));
+        i_ += 2;
+        continue;
+      }
+      if (c == '[' && i_ + 1 < p_.size() && p_[i_ + 1] == ':') {
+        size_t close = p_.find(":]", i_ + 2);
+        if (close != std::string_view::npos) {
+          i_ = close + 2;
+          simple = false;
+          continue;
+        }
+      }
+      if (i_ + 2 < p_.size() && p_[i_ + 1] == '-' && p_[i_ + 2] != ']') {
+        const unsigned char lo = static_cast<unsigned char>(c);
+        const unsigned char hi = static_cast<unsigned char>(p_[i_ + 2]);
+        if (hi >= lo && hi - lo < 4)
+          for (unsigned x = lo; x <= hi; ++x) members.push_back(std::string(1, char(x)));
+        else simple = false;
+        i_ += 3;
+        continue;
+      }
+      members.push_back(std::string(1, c));
+      ++i_;
+    }
+    if (i_ >= p_.size()) {
+      Fail();
+      return std::nullopt;
+    }
+    ++i_;  // ']'
+    if (!simple || members.empty() || members.size() > 4) return std::nullopt;
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    return members;
   }
 
   bool Atom(Info& out, bool& zero_width) {
     char c = p_[i_];
+    auto one = [&](std::string s) { out.exact = std::vector<std::string>{std::move(s)}; };
     if (c == '(') {
       ++i_;
       if (i_ < p_.size() && p_[i_] == '?') {
@@ -186,23 +293,17 @@ class Deriver {
       return true;
     }
     if (c == '[') {
-      // Skip the class: a ']' right after '[' or '[^' is a member.
-      ++i_;
-      if (i_ < p_.size() && p_[i_] == '^') ++i_;
-      if (i_ < p_.size() && p_[i_] == ']') ++i_;
-      while (i_ < p_.size() && p_[i_] != ']') {
-        if (p_[i_] == '\\') ++i_;
-        else if (p_[i_] == '[' && i_ + 1 < p_.size() && p_[i_ + 1] == ':') {
-          size_t close = p_.find(":]", i_ + 2);
-          if (close != std::string_view::npos) i_ = close + 1;
-        }
-        ++i_;
-      }
-      if (i_ >= p_.size()) return Fail();
-      ++i_;
-      return true;  // no literal
+      auto members = Class();
+      if (failed_) return false;
+      if (members) out.exact = std::move(*members);
+      return true;
     }
-    if (c == '.' || c == '^' || c == '$') {
+    if (c == '^' || c == '$') {
+      ++i_;
+      zero_width = true;
+      return true;
+    }
+    if (c == '.') {
       ++i_;
       return true;
     }
@@ -214,7 +315,11 @@ class Deriver {
         size_t end = p_.find("\\E", i_);
         std::string lit(p_.substr(i_, end == std::string_view::npos ? std::string_view::npos : end - i_));
         i_ = end == std::string_view::npos ? p_.size() : end + 2;
-        out.exact = lit;
+        one(lit);
+        return true;
+      }
+      if (e == 'b' || e == 'B' || e == 'A' || e == 'z') {
+        zero_width = true;
         return true;
       }
       if (e == 'p' || e == 'P') {
@@ -237,24 +342,17 @@ class Deriver {
         }
         return true;
       }
-      if (e == 'n') return out.exact = std::string("\n"), true;
-      if (e == 't') return out.exact = std::string("\t"), true;
-      if (e == 'r') return out.exact = std::string("\r"), true;
-      if (std::isalnum(static_cast<unsigned char>(e))) return true;  // \d \w \s \b \A \z \1 ...
-      out.exact = std::string(1, e);                                  // escaped punctuation
+      if (e == 'n') return one("\n"), true;
+      if (e == 't') return one("\t"), true;
+      if (e == 'r') return one("\r"), true;
+      if (std::isalnum(static_cast<unsigned char>(e))) return true;  // \d \w \s \1 ...
+      one(std::string(1, e));                                        // escaped punctuation
       return true;
     }
-    if (c == '*' || c == '+' || c == '?' || c == '{') {
-      // A quantifier with nothing before it: RE2 rejects it; '{' is a literal in RE2 when not
-      // a repetition.
-      if (c != '{') return Fail();
-      ++i_;
-      out.exact = std::string("{");
-      return true;
-    }
+    if (c == '*' || c == '+' || c == '?') return Fail();  // a quantifier with nothing before it
     // A plain byte (a UTF-8 sequence is several plain bytes: fine for a literal).
     ++i_;
-    out.exact = std::string(1, c);
+    one(std::string(1, c));
     return true;
   }
 
@@ -275,7 +373,24 @@ std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_len
   Deriver d(pattern, std::max<size_t>(min_length, 1));
   auto cover = d.Run();
   if (!cover) return {};
-  return *cover;
+  // A string that contains another string of the cover adds nothing: whatever contains it
+  // contains the shorter one too (case ignored, as the scanner compares).
+  auto lower = [](std::string s) {
+    for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < cover->size(); ++i) {
+    const std::string li = lower((*cover)[i]);
+    bool redundant = false;
+    for (size_t j = 0; j < cover->size() && !redundant; ++j) {
+      if (i == j) continue;
+      const std::string lj = lower((*cover)[j]);
+      if (li.find(lj) != std::string::npos && (lj.size() < li.size() || j < i)) redundant = true;
+    }
+    if (!redundant) out.push_back((*cover)[i]);
+  }
+  return out;
 }
 
 }  // namespace triage::core

@@ -1,10 +1,11 @@
 // A multi-literal scanner for the matcher's prefilter (internal to triage::core).
 //
-// Wu-Manber over byte pairs: a shift table indexed by the last two bytes of a window tells how
-// far the scan may jump; only where the shift is zero are the candidate literals compared. Most
-// noise text is skipped several bytes at a time. Comparison ignores ASCII case (the literals are
-// stored lower-case and the tables hold every case variant of a pair), so a literal derived from
-// a `(?i)` pattern still works. Immutable after construction; const members are thread-safe.
+// Wu-Manber: a shift table indexed by the last bytes of a window tells how far the scan may
+// jump; only where the shift is zero are the candidate literals compared. Most noise text is
+// skipped several bytes at a time. Literals are grouped by length (windows of 8, 6 and 4
+// bytes) so that a few short literals do not slow the scan for all the long ones. Comparison
+// ignores ASCII case, so a literal derived from a `(?i)` pattern still works. Immutable after
+// construction; const members are thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -32,7 +33,11 @@ class LiteralScanner {
   // than once).
   template <typename OnHit>
   void ForEach(std::string_view text, OnHit&& on_hit) const {
-    for (const auto& g : groups_) ScanGroup(g, text, on_hit);
+    auto all = [&](size_t lit) {
+      on_hit(lit);
+      return false;  // go on
+    };
+    ScanAll(text, all);
   }
 
  private:
@@ -42,23 +47,36 @@ class LiteralScanner {
   };
   struct Group {
     size_t width = 0;               // window length
-    std::vector<uint8_t> shift;     // 65536 entries, by the two bytes ending a window
+    bool triple = false;            // keyed by hashed byte triples, else by byte pairs
+    std::vector<uint8_t> shift;     // 65536 entries, by the key of the bytes ending a window
     std::vector<uint32_t> start;    // 65537 bucket starts into entries
     std::vector<Entry> entries;
   };
 
   bool Verify(const Entry& e, std::string_view text, size_t window_start) const;
 
-  template <typename OnHit>
-  void ScanGroup(const Group& g, std::string_view text, OnHit& on_hit) const {
+  // The table key of the bytes ending at p[i]: three bytes hashed (case folded) for the long
+  // group, where hundreds of windows would fill a pair table; the pair itself, unfolded (every
+  // case variant is in the table), for the short groups.
+  static unsigned Key3(const unsigned char* p, size_t i) {
+    const uint32_t x = uint32_t(kFold[p[i - 2]]) | (uint32_t(kFold[p[i - 1]]) << 8) |
+                       (uint32_t(kFold[p[i]]) << 16);
+    return (x * 0x9E3779B1u) >> 16;
+  }
+  static unsigned Key2(const unsigned char* p, size_t i) {
+    return unsigned(p[i - 1]) | (unsigned(p[i]) << 8);
+  }
+
+  template <bool kTriple, typename OnHit>
+  bool ScanGroup(const Group& g, std::string_view text, OnHit& on_hit) const {
     const size_t n = text.size();
     const size_t w = g.width;
-    if (n < w) return;
+    if (n < w) return false;
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     const uint8_t* shift = g.shift.data();
     size_t i = w - 1;
     while (i < n) {
-      const unsigned key = unsigned(p[i - 1]) | (unsigned(p[i]) << 8);
+      const unsigned key = kTriple ? Key3(p, i) : Key2(p, i);
       const uint8_t s = shift[key];
       if (s) {
         i += s;
@@ -66,11 +84,23 @@ class LiteralScanner {
       }
       for (uint32_t k = g.start[key]; k < g.start[key + 1]; ++k) {
         const Entry& e = g.entries[k];
-        if (Verify(e, text, i + 1 - w)) on_hit(size_t(e.literal));
+        if (Verify(e, text, i + 1 - w) && on_hit(size_t(e.literal))) return true;
       }
       ++i;
     }
+    return false;
   }
+
+  template <typename OnHit>
+  bool ScanAll(std::string_view text, OnHit& on_hit) const {
+    for (const auto& g : groups_) {
+      if (g.triple ? ScanGroup<true>(g, text, on_hit) : ScanGroup<false>(g, text, on_hit))
+        return true;
+    }
+    return false;
+  }
+
+  static const unsigned char kFold[256];
 
   std::vector<std::string> literals_;  // lower-case
   std::vector<Group> groups_;

@@ -56,7 +56,9 @@ const char* ScopeExceptionName(ScopeException e) {
 struct RuleSet::Compiled {
   std::vector<std::unique_ptr<RE2>> regex;           // per signature (null if it failed)
   std::vector<std::vector<std::string>> group_names;  // per signature: name of each group, by index
-  detail::LiteralScanner scanner;
+  detail::LiteralScanner scanner;          // every literal: candidates for matching
+  detail::LiteralScanner keep_scanner;     // literals of signatures that are not only benign
+  detail::LiteralScanner benign_scanner;   // literals of benign-only signatures
   std::vector<std::vector<int>> literal_signatures;  // literal index -> signatures
   std::vector<int> unfiltered;                       // signatures without literals
   std::unique_ptr<RE2::Set> unfiltered_set;          // the unfiltered ones, as one set
@@ -76,10 +78,12 @@ int RuleSet::FindCause(std::string_view id) const {
   return it == cause_index_.end() ? -1 : it->second;
 }
 
-bool RuleSet::LineMayMatch(std::string_view raw_line) const {
+bool RuleSet::LineMayMatch(std::string_view raw_line, bool with_benign) const {
   if (!compiled_) return false;
-  if (!compiled_->unfiltered.empty()) return true;
-  return compiled_->scanner.Any(raw_line);
+  // Signatures without a literal do not keep lines here: they are tried on the events that
+  // other literals, and multi-line events, bring (docs/rule-format.md, "Speed").
+  if (compiled_->keep_scanner.Any(raw_line)) return true;
+  return with_benign && compiled_->benign_scanner.Any(raw_line);
 }
 
 namespace {
@@ -423,14 +427,23 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
       }
     }
   }
-  if (!literal.empty()) {
-    auto cover = DeriveLiterals(RE2::QuoteMeta(literal), detail::LiteralScanner::kMinLiteral);
-    if (!cover.empty()) {
-      s.literals = cover;
-      s.literal_given = true;
-    }
+  // Both a given literal and the derived cover are sound (every match contains one of their
+  // strings); the more selective one is used: the one whose shortest string is longer.
+  auto shortest = [](const std::vector<std::string>& v) {
+    size_t m = SIZE_MAX;
+    for (const auto& x : v) m = std::min(m, x.size());
+    return v.empty() ? size_t(0) : m;
+  };
+  std::vector<std::string> derived = DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral);
+  std::vector<std::string> given;
+  if (!literal.empty())
+    given = DeriveLiterals(RE2::QuoteMeta(literal), detail::LiteralScanner::kMinLiteral);
+  if (!given.empty() && shortest(given) >= shortest(derived)) {
+    s.literals = given;
+    s.literal_given = true;
+  } else {
+    s.literals = derived;
   }
-  if (s.literals.empty()) s.literals = DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral);
   return ok;
 }
 
@@ -734,15 +747,36 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
     for (const auto& lit : s.literals) {
       std::string low = lit;
       for (auto& ch : low) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-      auto [it, fresh] = literal_index.emplace(low, literals.size());
-      if (fresh) {
-        literals.push_back(low);
-        c->literal_signatures.emplace_back();
+      // A raw JSON line shows `"` and `\` escaped: look for that form as well.
+      std::string escaped;
+      for (char ch : low) {
+        if (ch == '"' || ch == '\\') escaped += '\\';
+        escaped += ch;
       }
-      c->literal_signatures[it->second].push_back(int(i));
+      for (const std::string* form : {&low, &escaped}) {
+        if (form == &escaped && escaped == low) break;
+        auto [it, fresh] = literal_index.emplace(*form, literals.size());
+        if (fresh) {
+          literals.push_back(*form);
+          c->literal_signatures.emplace_back();
+        }
+        c->literal_signatures[it->second].push_back(int(i));
+      }
     }
   }
   c->scanner = detail::LiteralScanner(literals);
+  {
+    std::vector<std::string> keep, benign;
+    for (size_t li = 0; li < literals.size(); ++li) {
+      bool only_benign = true;
+      for (int sgi : c->literal_signatures[li])
+        only_benign &= rs.signatures_[size_t(sgi)].benign && !rs.signatures_[size_t(sgi)].fatal &&
+                       !rs.signatures_[size_t(sgi)].restart;
+      (only_benign ? benign : keep).push_back(literals[li]);
+    }
+    c->keep_scanner = detail::LiteralScanner(keep);
+    c->benign_scanner = detail::LiteralScanner(benign);
+  }
   if (!c->unfiltered.empty()) {
     c->unfiltered_set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
     for (int s : c->unfiltered) {

@@ -63,6 +63,10 @@ class Analyzer {
   // failure to join, no closed incident untaken. A new Analyzer started here reaches the same
   // incidents from here on as this one would (the daemon only checkpoints at such points).
   bool idle() const;
+  // True while a failure waits for confirmation: a benign line in its stream would cancel it.
+  // Only then do lines that can match nothing but benign signatures matter (the prefilter
+  // passes this to RuleSet::LineMayMatch).
+  bool wants_benign() const;
 
  private:
   struct Impl;

@@ -124,9 +124,11 @@ class RuleSet {
   int FindSignature(std::string_view id) const;  // -1 when absent
   int FindCause(std::string_view id) const;      // -1 when absent
 
-  // The prefilter on one raw line (before decoding, possibly a JSON envelope): false only when
-  // no signature can match the line's message. Cheap; meant for IngestOptions::keep_line.
-  bool LineMayMatch(std::string_view raw_line) const;
+  // The prefilter on one raw line (before decoding, possibly a JSON envelope): false when no
+  // signature's literal occurs in it. Cheap; meant for IngestOptions::keep_line. Signatures
+  // without a literal never keep a line. `with_benign` false: literals of benign-only
+  // signatures do not keep a line either (Analyzer::wants_benign() says when they matter).
+  bool LineMayMatch(std::string_view raw_line, bool with_benign = true) const;
   // Every signature hit in `event`, in line order (each signature at most once per line).
   std::vector<SignatureHit> Match(const ingest::Event& event) const;
   // The hits of one text treated as a single line (for tests and `rules test`).
