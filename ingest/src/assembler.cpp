@@ -41,6 +41,25 @@ bool IsTracebackHead(std::string_view m) {
   return !m.empty() && m.back() == ':' && EndsWith(m, kTracebackHead);
 }
 
+// A line that starts a record of its own rather than continuing an exception's message: a
+// Python warning ("path/x.py:441: UserWarning: ...") or a progress bar ("step:  40%|####  | 4/10").
+// An exception caught and printed by a program that goes on is followed by such lines.
+bool IsNewRecordLine(std::string_view tm) {
+  const size_t bar = tm.find("%|");
+  if (bar != std::string_view::npos && bar > 0 && IsDigit(tm[bar - 1])) return true;
+  const size_t w = tm.find("Warning: ");
+  if (w == std::string_view::npos) return false;
+  const size_t py = tm.rfind(".py:", w);
+  if (py == std::string_view::npos) return false;
+  size_t k = py + 4;
+  const size_t digits = k;
+  while (k < w && IsDigit(tm[k])) ++k;
+  if (k == digits || tm.substr(k, 2) != ": ") return false;
+  for (k += 2; k < w; ++k)
+    if (!IsIdent(tm[k])) return false;
+  return true;
+}
+
 // IPython: "ValueError                                Traceback (most recent call last)"
 bool IsIPythonHead(std::string_view m, std::string_view& type) {
   m = TrimRight(m);
@@ -136,11 +155,18 @@ bool ParseExceptionLine(std::string_view m, std::string_view& type, std::string_
     if (m[i] == '.') last = i + 1;
     ++i;
   }
+  size_t name_end = i;
+  // Ray wraps a remote exception as "ray.exceptions.RayTaskError(ValueError): ...".
+  if (i < m.size() && m[i] == '(') {
+    size_t j = i + 1;
+    while (j < m.size() && (IsIdent(m[j]) || m[j] == '.')) ++j;
+    if (j > i + 1 && j < m.size() && m[j] == ')') i = j + 1;
+  }
   if (i < m.size() && m[i] != ':') return false;
   if (i < m.size() && i + 1 < m.size() && m[i + 1] != ' ') return false;
   std::string_view t = m.substr(0, i);
   if (t.empty() || t.back() == '.') return false;
-  std::string_view name = t.substr(last);
+  std::string_view name = t.substr(last, name_end - last);
   while (!name.empty() && name[0] == '_') name.remove_prefix(1);
   if (name.empty()) return false;
   static constexpr std::string_view kSuffixes[] = {"Error", "Exception", "Warning", "Interrupt", "Exit",
@@ -221,6 +247,17 @@ bool ParseFrameLine(std::string_view tm, Frame& f) {
     if (in != std::string_view::npos) f.function.assign(TrimRight(tm.substr(in + 5)));
     return true;
   }
+  // Colab links the file: "[/tmp/ipython-input-1.py](https://localhost:8080/#) in <cell line: 0>()"
+  if (tm[0] == '[') {
+    size_t close = tm.find("](");
+    size_t in = tm.find(") in ");
+    if (close == std::string_view::npos || in == std::string_view::npos || in < close) return false;
+    f.file.assign(tm.substr(1, close - 1));
+    f.line = 0;
+    f.function.assign(TrimRight(tm.substr(in + 5)));
+    f.code.clear();
+    return true;
+  }
   // Older IPython: "<ipython-input-3-abc> in <module>()" / "/path/x.py in foo(a)"
   if ((tm[0] == '<' || tm[0] == '/' || tm[0] == '~') && tm.find(" in ") != std::string_view::npos) {
     size_t in = tm.find(" in ");
@@ -256,6 +293,7 @@ struct Assembler::Open {
   size_t bytes = 0;
   bool code_pending = false;
   bool adoptable = false;  // first line had a prefix: unprefixed frame lines may follow
+  size_t base_indent = 0;  // indentation of a head line that starts the message
   bool any_exception = false;
   std::vector<DecodedLine> blanks;  // blank lines held after an exception line
   std::list<Slot>::iterator slot;
@@ -351,6 +389,7 @@ bool Assembler::StartEvent(std::string_view key, DecodedLine& line, const LineMe
   o->state = state;
   o->shape = meta.shape;
   o->member_shape = meta.shape;
+  if (!headless_frame && TrimLeft(m).substr(0, 9) == "Traceback") o->base_indent = meta.indent;
   o->ev.kind = state == State::kBlock ? EventKind::kBlock : EventKind::kTraceback;
   o->ev.source = source_;
   o->ev.first_line = line.number;
@@ -369,8 +408,12 @@ bool Assembler::StartEvent(std::string_view key, DecodedLine& line, const LineMe
 }
 
 Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta& meta) {
-  std::string_view m = line.message;
+  // A traceback quoted inside indented output (pip's build log) is read relative to the
+  // indentation of its head line.
+  size_t cut = std::min(o.base_indent, meta.indent);
+  std::string_view m = std::string_view(line.message).substr(cut);
   std::string_view tm = TrimLeft(m);
+  size_t indent = meta.indent - cut;
   switch (o.state) {
     case State::kFrames:
     case State::kIPython: {
@@ -380,7 +423,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       }
       if (IsTracebackHead(m)) return Offer::kClose;
       Frame f;
-      if (ParseFrameLine(tm, f) && (o.state == State::kIPython || meta.indent > 0 || tm.substr(0, 6) == "File \"")) {
+      if (ParseFrameLine(tm, f) && (o.state == State::kIPython || indent > 0 || tm.substr(0, 6) == "File \"")) {
         o.ev.frames.push_back(std::move(f));
         o.code_pending = true;
         o.member_shape = meta.shape;
@@ -389,7 +432,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       }
       if (o.state == State::kIPython) {
         // "----> 5 foo()" marks the frame's line; "      3 x = 1" is context.
-        if (tm.substr(0, 4) == "----" || (meta.indent > 0 && IsDigit(tm[0]))) {
+        if (tm.substr(0, 4) == "----" || (indent > 0 && IsDigit(tm[0]))) {
           if (tm.substr(0, 5) == "---->" && !o.ev.frames.empty()) {
             std::string_view code = TrimLeft(tm.substr(5));
             size_t d = 0;
@@ -404,7 +447,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
           Append(o, line);
           return Offer::kTaken;
         }
-      } else if (meta.indent > 0) {
+      } else if (indent > 0) {
         // The frame's source line, then Python 3.11+ caret lines (^^^, ~~~^^^) and the like.
         if (o.code_pending && !o.ev.frames.empty()) {
           o.ev.frames.back().code.assign(TrimRight(tm));
@@ -417,8 +460,17 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       // The exception line comes in the same envelope as the frames (a line of another stream
       // that merely shares the process key, such as a dmesg line amid an unprefixed traceback,
       // does not end it).
-      if (meta.indent == 0 && (meta.shape == o.member_shape || o.ev.frames.empty()) &&
-          ParseExceptionLine(m, type, text)) {
+      bool same_envelope = meta.shape == o.member_shape || o.ev.frames.empty();
+      bool typed = indent == 0 && same_envelope && ParseExceptionLine(m, type, text);
+      // Some services print the message without its type ("CUDA error: ..." after the frames);
+      // the first unindented line in the frames' envelope is still the exception.
+      if (!typed && indent == 0 && same_envelope && !o.ev.frames.empty() && o.state == State::kFrames &&
+          !IsIPythonHead(m, type)) {
+        type = std::string_view();
+        text = m;
+        typed = true;
+      }
+      if (typed) {
         o.ev.exceptions.push_back(ExceptionInfo{std::string(type), std::string(TrimRight(text))});
         o.any_exception = true;
         o.state = State::kMessage;
@@ -447,6 +499,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       if (IsTracebackHead(m)) return Offer::kClose;
       std::string_view ipy;
       if (IsIPythonHead(m, ipy)) return Offer::kClose;
+      if (IsNewRecordLine(tm)) return Offer::kClose;
       if (meta.shape == o.shape && o.cont < limits_.max_message_lines && !o.ev.exceptions.empty()) {
         std::string& msg = o.ev.exceptions.back().message;
         if (!msg.empty() || o.cont > 0) msg.push_back('\n');
