@@ -164,7 +164,6 @@ struct Analyzer::Impl {
   std::list<Window> windows;
   std::map<std::string, Window*> by_stream;
   std::deque<Pending> pending;
-  std::map<std::string, std::optional<double>> stream_time;  // last time seen per stream
   std::map<std::string, std::string> pid_stream;              // pid -> stream
   std::vector<Incident> closed;
   uint64_t event_seq = 0;
@@ -174,7 +173,7 @@ struct Analyzer::Impl {
   // in another stream may follow the window's last failure, when times are not comparable.
   static constexpr uint64_t kSignalLines = 2000;
   static constexpr uint64_t kJoinLines = 400;
-  static constexpr double kJoinSeconds = 60;
+  static constexpr double kJoinSeconds = 10;
   // A window that has seen nothing for this many lines of its source is closed.
   static constexpr uint64_t kIdleLines = 5000;
   // An uncaught-looking traceback with no benign line of its stream within this many lines of
@@ -240,14 +239,20 @@ struct Analyzer::Impl {
         if (auto it = by_stream.find(ps->second); it != by_stream.end()) return it->second;
       }
     }
-    // Another stream of the same service failing at about the same time: one incident.
+    // Another stream of the same service failing close by (in lines of the same source, and
+    // in time when both sides carry comparable times): one incident. Across sources only
+    // comparable times can say "close by".
     Window* best = nullptr;
     for (auto& w : windows) {
       bool near = false;
-      if (t && w.last_failure_time) near = std::abs(*t - *w.last_failure_time) <= kJoinSeconds;
-      else if (w.source_id == source_id)
+      const bool timed = t && w.last_failure_time;
+      if (w.source_id == source_id) {
         near = line >= w.last_failure_line ? line - w.last_failure_line <= kJoinLines
                                            : w.last_failure_line - line <= kJoinLines;
+        if (timed) near = near && std::abs(*t - *w.last_failure_time) <= kJoinSeconds;
+      } else if (timed) {
+        near = std::abs(*t - *w.last_failure_time) <= kJoinSeconds;
+      }
       if (near) best = &w;
     }
     if (best) return best;
@@ -262,19 +267,16 @@ struct Analyzer::Impl {
     const std::optional<double> t = ParseTime(ev.time);
     if (std::string pid = PidOf(ev.process); !pid.empty()) pid_stream[pid] = stream;
 
-    // Quiet gap: a long silence in a stream ends whatever it had open.
+    // Quiet gap: a long silence in a stream ends whatever it had open. The silence is measured
+    // from the open window's own last timed line, not from the stream's last line seen: with
+    // the literal prefilter most lines never reach here, and a window opened by untimed lines
+    // ("Killed" after a long load) is still waiting for what follows it (the kernel's OOM
+    // report); the line-based idle rule closes such a window.
     if (t) {
-      auto& last = stream_time[stream];
-      if (last && *t - *last > options.quiet_gap_seconds) {
-        // Only a window whose own last timed line is that old ends here: a window opened by
-        // untimed lines after the stream's last timed one ("Killed" after a long load) is
-        // still waiting for what follows it (the kernel's OOM report).
-        if (auto it = by_stream.find(stream); it != by_stream.end()) {
-          Window* w = it->second;
-          if (!w->last_time || *t - *w->last_time > options.quiet_gap_seconds) Close(w);
-        }
+      if (auto it = by_stream.find(stream); it != by_stream.end()) {
+        Window* w = it->second;
+        if (w->last_time && *t - *w->last_time > options.quiet_gap_seconds) Close(w);
       }
-      last = t;
     }
     CloseIdle(ev.source, ev.first_line);
     ExpireTimed(t);
@@ -369,10 +371,16 @@ struct Analyzer::Impl {
     by_stream[stream] = w;
     // Signals that came shortly before, in this service, join the failure.
     for (auto p = pending.begin(); p != pending.end();) {
+      // Same stream: anywhere in the signal window; another stream of the service: only close
+      // by, as for failures.
       bool near = false;
-      if (t && p->time) near = *t - *p->time <= options.quiet_gap_seconds && *t >= *p->time - 1;
-      else if (p->source_id == ev.source)
-        near = ev.first_line >= p->rec.hit.line && ev.first_line - p->rec.hit.line <= kSignalLines;
+      const uint64_t reach = p->stream == stream ? kSignalLines : kJoinLines;
+      if (p->source_id == ev.source)
+        near = ev.first_line >= p->rec.hit.line && ev.first_line - p->rec.hit.line <= reach;
+      if (t && p->time)
+        near = (p->source_id == ev.source ? near : true) &&
+               *t - *p->time <= (p->stream == stream ? options.quiet_gap_seconds : kJoinSeconds) &&
+               *t >= *p->time - 1;
       if (near) {
         Touch(*w, p->rec.hit.line, p->rec.hit.line, p->time_text, p->time);
         if (w->hits.size() < max_hits_per_window) w->hits.push_back(std::move(p->rec));
@@ -418,7 +426,7 @@ struct Analyzer::Impl {
         w.definitive = true;
     std::vector<Window*> idle;
     for (auto& w : windows)
-      if (w.source_id == source_id && line > w.last_line + kIdleLines) idle.push_back(&w);
+      if (w.source_id == source_id && line > w.last_failure_line + kIdleLines) idle.push_back(&w);
     for (Window* w : idle) Close(w);
     while (!pending.empty() && pending.front().source_id == source_id &&
            line > pending.front().rec.hit.line + kSignalLines && !pending.front().time)
