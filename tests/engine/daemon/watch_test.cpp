@@ -340,6 +340,71 @@ TEST_F(WatchTest, SigkillDuringHeavyAppendsLosesNothingAndCountsNothingTwice) {
   ExpectSameCounts(Reference(logs));
 }
 
+// Crash-loop blocks: a job's progress lines, its OOM kill, and the supervisor restarting it.
+// The restart closes the incident, so the pipeline settles after every block and the
+// checkpoint moves through the file while it is written: restarts resume in mid-file.
+std::string CrashLoopBlock(int n, std::mt19937& rng) {
+  std::string b;
+  int lines = 20 + static_cast<int>(rng() % 40);
+  for (int i = 0; i < lines; ++i)
+    b += "2026-11-02 09:" + std::to_string(10 + n % 50) + ":" + std::to_string(10 + i % 50) +
+         " INFO step " + std::to_string(n * 100 + i) + " loss=0." + std::to_string(rng() % 1000) +
+         "\n";
+  b += "2026-11-02 09:" + std::to_string(10 + n % 50) +
+       ":59 Out of memory: Killed process " + std::to_string(1000 + n) +
+       " (python) total-vm:81234567kB, anon-rss:62345678kB, file-rss:0kB\n";
+  b += "2026-11-02 09:" + std::to_string(10 + n % 50) +
+       ":59 Scheduled restart job, restart counter is at " + std::to_string(n + 1) + ".\n";
+  return b;
+}
+
+TEST_F(WatchTest, SigkillWhileCheckpointsMoveResumesInMidFileExactly) {
+  constexpr int kFiles = 3, kBlocksPerFile = 400;
+  std::vector<fs::path> logs;
+  for (int i = 0; i < kFiles; ++i) logs.push_back(dir_ / ("job-" + std::to_string(i) + ".log"));
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    std::mt19937 rng(5);
+    for (int n = 0; n < kBlocksPerFile; ++n) {
+      for (const auto& log : logs) Append(log, {CrashLoopBlock(n, rng)}, 0, 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2 + rng() % 4));
+    }
+    done = true;
+  });
+  std::mt19937 rng(13);
+  int kills = 0;
+  while (!done) {
+    WatchProcess w(tmp_.path(), ExactArgs());
+    std::this_thread::sleep_for(std::chrono::milliseconds(120 + rng() % 200));
+    EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
+    ++kills;
+  }
+  writer.join();
+  {
+    WatchProcess w(tmp_.path(), ExactArgs());
+    int64_t total = 0;
+    for (const auto& log : logs) total += static_cast<int64_t>(FileSize(log));
+    // Every block's incident closes by itself: no `--once` needed to see them all.
+    ASSERT_TRUE(WaitUntil(
+        [&] { return TotalOccurrences(CauseOccurrences(db_)) >= kFiles * kBlocksPerFile; }, 30s))
+        << ToString(CauseOccurrences(db_));
+    std::string log = w.Log();
+    EXPECT_EQ(w.Stop(SIGTERM), 0);
+    // Some restart resumed a file from a checkpoint inside it (not from its start).
+    bool resumed_mid_file = false;
+    for (size_t k = log.find("event=file.open"); k != std::string::npos;
+         k = log.find("event=file.open", k + 1)) {
+      auto o = log.find("offset=", k);
+      if (o != std::string::npos && log.compare(o, 9, "offset=0 ") != 0) resumed_mid_file = true;
+    }
+    EXPECT_GE(kills, 2);
+    EXPECT_TRUE(resumed_mid_file) << log.substr(0, 3000);
+  }
+  auto got = CauseOccurrences(db_);
+  EXPECT_EQ(got["host.oom_killed"], kFiles * kBlocksPerFile) << ToString(got);
+  ExpectSameCounts(Reference(logs));
+}
+
 TEST_F(WatchTest, AFatalLineIsStoredWithoutWaitingForTheQuietGap) {
   fs::path log = dir_ / "trainer.log";
   Append(log, {"2026-11-02 09:24:00 INFO step 100\n"}, 0, 1);
