@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <random>
 #include <regex>
@@ -107,8 +108,18 @@ TEST_F(Gpu, DevicesReportComputeCapability) {
 
 // The library to compare with cuobjdump: PyTorch's libtorch_cuda.so from the interpreter on PATH.
 std::string FindLibtorchCuda() {
-  for (const char* python : {"/usr/bin/python3", "/opt/torch/.venv/bin/python3", "/usr/local/bin/python3"}) {
-    if (::access(python, X_OK) != 0) continue;
+  std::vector<std::string> pythons;
+  if (const char* path = std::getenv("PATH")) {
+    std::string p = path;
+    for (size_t start = 0; start <= p.size();) {
+      size_t colon = std::min(p.find(':', start), p.size());
+      if (colon > start && p[start] == '/') pythons.push_back(p.substr(start, colon - start) + "/python3");
+      start = colon + 1;
+    }
+  }
+  for (const char* fixed : {"/opt/torch/.venv/bin/python3", "/usr/bin/python3"}) pythons.push_back(fixed);
+  for (const std::string& python : pythons) {
+    if (::access(python.c_str(), X_OK) != 0) continue;
     ProgramOutput out = RunProgram({python, "-c", "import torch, os; print(os.path.dirname(torch.__file__))"}, 120);
     std::string dir = out.out.substr(0, out.out.find('\n'));
     if (out.exit_code == 0 && !dir.empty() && ::access((dir + "/lib/libtorch_cuda.so").c_str(), R_OK) == 0)

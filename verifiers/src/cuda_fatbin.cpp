@@ -15,7 +15,11 @@ using namespace detail;
 
 std::string List(const std::vector<int>& archs, const char* prefix) {
   std::string s;
-  for (int a : archs) s += (s.empty() ? "" : ", ") + std::string(prefix) + std::to_string(a);
+  for (int a : archs) {
+    if (!s.empty()) s += ", ";
+    s += prefix;
+    s += std::to_string(a);
+  }
   return s.empty() ? "none" : s;
 }
 

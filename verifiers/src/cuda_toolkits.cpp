@@ -30,7 +30,10 @@ int MinimumToolkitFor(int arch) {
 
 std::string ArchListText(const std::vector<int>& archs) {
   std::string s;
-  for (int a : archs) s += (s.empty() ? "" : ",") + std::to_string(a);
+  for (int a : archs) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(a);
+  }
   return s;
 }
 
