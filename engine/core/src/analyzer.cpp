@@ -301,6 +301,22 @@ struct Analyzer::Impl {
                                         *ev.level == "DEBUG");
     bool traceback_failure =
         ev.kind == ingest::EventKind::kTraceback && !low_level && !ev.lines.empty();
+    // A traceback printed raw (no log level) by a process that tags its lines (a pid, a rank)
+    // is the interpreter reporting an uncaught exception: that process is gone, whatever other
+    // lines follow. Only a traceback that a logger printed, or one in an untagged stream shared
+    // by everything, waits for a benign line to tell whether its process carried on.
+    // The same holds for a traceback whose outermost frame is a main script's `<module>` or a
+    // multiprocessing child's bootstrap: Python prints the stack from where the exception was
+    // caught, so a stack that starts there was caught by nothing but the interpreter.
+    bool entry_frame = false;
+    if (!ev.frames.empty()) {
+      const ingest::Frame& top = ev.frames.front();
+      entry_frame = top.function == "<module>" ||
+                    (top.function == "_bootstrap" &&
+                     top.file.find("multiprocessing") != std::string::npos);
+    }
+    const bool uncaught =
+        traceback_failure && ((!ev.level && ev.process && !ev.process->empty()) || entry_frame);
     // The line of the final exception: the last line that shows its type.
     size_t final_k = ev.lines.empty() ? 0 : ev.lines.size() - 1;
     if (ev.kind == ingest::EventKind::kTraceback && !ev.exceptions.empty()) {
@@ -399,7 +415,7 @@ struct Analyzer::Impl {
     f.source = source;
     f.event = seq;
     f.stream = stream;
-    f.definitive = fatal;
+    f.definitive = fatal || uncaught;
     if (ev.kind == ingest::EventKind::kTraceback && !ev.exceptions.empty()) {
       const auto& last = ev.exceptions.back();
       f.terminal = last.message.empty() ? last.type : last.type + ": " + last.message;
@@ -413,8 +429,8 @@ struct Analyzer::Impl {
     f.text = display(k);
     if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : ev.text;
     w->failures.push_back(std::move(f));
-    w->definitive |= fatal;
-    if (!fatal) w->tentative_line = ev.last_line;
+    w->definitive |= fatal || uncaught;
+    if (!fatal && !uncaught) w->tentative_line = ev.last_line;
     w->last_failure_line = std::max(w->last_failure_line, ev.last_line);
     if (t) w->last_failure_time = t;
     Touch(*w, ev.first_line, ev.last_line, ev.time, t);
