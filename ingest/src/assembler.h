@@ -49,6 +49,9 @@ class Assembler {
   // unspecified but valid, ready for the decoder to overwrite). With `single` false the line
   // may start or join a multi-line event but gives no event of its own.
   void Push(DecodedLine& line, const LineMeta& meta, bool single = true);
+  // Where the next line should be decoded: the line event that leaves at once is built in place,
+  // with no copy or swap. Valid until the next Push.
+  DecodedLine& LineBuffer();
   // Closes every open event (an unfinished traceback is marked truncated) and emits the rest.
   void Finish();
   // True when no event is open: a line that cannot start one may then skip decoding.

@@ -595,6 +595,42 @@ uint64_t ShapeHash(std::string_view env) {
 
 }  // namespace
 
+namespace {
+
+// SWAR: a word with the high bit set in each byte of `w` that equals `c` (exact, no false
+// positives, so that the result can be trusted without a second look).
+inline uint64_t BytesEqual(uint64_t w, char c) {
+  constexpr uint64_t kLow = 0x7f7f7f7f7f7f7f7full;
+  uint64_t x = w ^ (0x0101010101010101ull * static_cast<unsigned char>(c));
+  return ~(((x & kLow) + kLow) | x | kLow);
+}
+
+}  // namespace
+
+LineScan ScanLine(std::string_view s) {
+  LineScan r;
+  const char* p = s.data();
+  size_t n = s.size();
+  size_t i = 0;
+  uint64_t high = 0, esc = 0, hash = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    high |= w & 0x8080808080808080ull;
+    esc |= BytesEqual(w, '\x1b');
+    hash |= BytesEqual(w, '#');
+  }
+  for (; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(p[i]);
+    high |= c & 0x80;
+    esc |= c == 0x1b;
+    hash |= c == '#';
+  }
+  r.ascii = high == 0;
+  r.maybe_ansi = esc != 0 || (hash != 0 && s.find("#033[") != npos);
+  return r;
+}
+
 bool HasAnsi(std::string_view s) {
   if (std::memchr(s.data(), '\x1b', s.size()) != nullptr) return true;
   return s.find("#033[") != npos;
@@ -753,7 +789,9 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   out.json = false;
   meta = LineMeta();
   std::string_view raw = line.raw;
-  meta.valid_utf8 = FastValidUtf8(raw);
+  // One pass over the line answers "ASCII?" and "any escape?" for the common case.
+  LineScan scan = ScanLine(raw);
+  meta.valid_utf8 = scan.ascii || IsValidUtf8(raw);
 
   Envelope json_env;
   std::string_view text = raw;
@@ -769,7 +807,8 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
       text = im.inner;
     }
   }
-  if (HasAnsi(text)) {
+  bool maybe_ansi = text.data() == raw.data() ? scan.maybe_ansi : HasAnsi(text);
+  if (maybe_ansi && HasAnsi(text)) {
     im.ansi.clear();
     StripAnsi(text, im.ansi);
     text = im.ansi;

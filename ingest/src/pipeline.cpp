@@ -26,6 +26,7 @@ struct EventStream::Impl {
         return;  // counted, not decoded, no event
       }
     }
+    DecodedLine& line = assembler.LineBuffer();
     decoder.Decode(v, line, meta);
     if (!meta.valid_utf8) ++counters.invalid_utf8_lines;
     assembler.Push(line, meta, keep);
@@ -36,7 +37,6 @@ struct EventStream::Impl {
   detail::Framer framer;
   detail::Decoder decoder;
   detail::Assembler assembler;
-  DecodedLine line;  // reused for every line
   detail::LineMeta meta;
   IngestCounters counters;
 };
