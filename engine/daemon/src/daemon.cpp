@@ -363,6 +363,15 @@ core::AnalyzerOptions Daemon::AnalyzerOpts() const {
 
 Status Daemon::Start() {
   started_at_ = NowUtc();
+  if (!opts_.once) {
+    // First, so that a signal during start-up (rules compiling, a long first scan) is handled
+    // once the loop runs rather than killing the process. --once never runs the loop: its
+    // signals keep their default action.
+    signals_ = std::make_unique<asio::signal_set>(io_, SIGTERM, SIGINT, SIGHUP);
+    signals_->async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (!ec) OnSignal(signo);
+    });
+  }
   if (Status st = LoadSettings(/*initial=*/true); !st.ok()) return st;
 
   auto db = store::Store::Open(db_path_);
@@ -382,13 +391,6 @@ Status Daemon::Start() {
   tick_timer_ = std::make_unique<asio::steady_timer>(io_);
   commit_timer_ = std::make_unique<asio::steady_timer>(io_);
   heartbeat_timer_ = std::make_unique<asio::steady_timer>(io_);
-  if (!opts_.once) {
-    // --once never runs the loop: its signals keep their default action.
-    signals_ = std::make_unique<asio::signal_set>(io_, SIGTERM, SIGINT, SIGHUP);
-    signals_->async_wait([this](const boost::system::error_code& ec, int signo) {
-      if (!ec) OnSignal(signo);
-    });
-  }
 
   if (!opts_.once) {
     auto watcher = detail::InotifyWatcher::Create(

@@ -313,7 +313,7 @@ TEST_F(WatchTest, SigkillDuringHeavyAppendsLosesNothingAndCountsNothingTwice) {
         size_t n = 50 + rng() % 400;
         Append(logs[(from / 500) % 2], lines_, from, from + n);
         from += n;
-        std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 3));
+        std::this_thread::sleep_for(std::chrono::milliseconds(3 + rng() % 8));
       }
     }
     done = true;
@@ -367,7 +367,7 @@ TEST_F(WatchTest, SigkillWhileCheckpointsMoveResumesInMidFileExactly) {
     std::mt19937 rng(5);
     for (int n = 0; n < kBlocksPerFile; ++n) {
       for (const auto& log : logs) Append(log, {CrashLoopBlock(n, rng)}, 0, 1);
-      std::this_thread::sleep_for(std::chrono::milliseconds(2 + rng() % 4));
+      std::this_thread::sleep_for(std::chrono::milliseconds(4 + rng() % 6));
     }
     done = true;
   });
@@ -375,13 +375,28 @@ TEST_F(WatchTest, SigkillWhileCheckpointsMoveResumesInMidFileExactly) {
   int kills = 0;
   while (!done) {
     WatchProcess w(tmp_.path(), ExactArgs());
-    std::this_thread::sleep_for(std::chrono::milliseconds(120 + rng() % 200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300 + rng() % 400));
     EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
     ++kills;
   }
   writer.join();
   {
+    auto starts = [&](const std::string& log) {
+      size_t n = 0;
+      for (size_t k = log.find("event=watch.start"); k != std::string::npos;
+           k = log.find("event=watch.start", k + 1))
+        ++n;
+      return n;
+    };
+    size_t before = 0;
+    {
+      std::ifstream in(tmp_ / "watch.log");
+      std::stringstream ss;
+      ss << in.rdbuf();
+      before = starts(ss.str());
+    }
     WatchProcess w(tmp_.path(), ExactArgs());
+    ASSERT_TRUE(WaitUntil([&] { return starts(w.Log()) > before; }, 10s));
     int64_t total = 0;
     for (const auto& log : logs) total += static_cast<int64_t>(FileSize(log));
     // Every block's incident closes by itself: no `--once` needed to see them all.
@@ -398,7 +413,14 @@ TEST_F(WatchTest, SigkillWhileCheckpointsMoveResumesInMidFileExactly) {
       if (o != std::string::npos && log.compare(o, 9, "offset=0 ") != 0) resumed_mid_file = true;
     }
     EXPECT_GE(kills, 2);
-    EXPECT_TRUE(resumed_mid_file) << log.substr(0, 3000);
+    std::string opens;
+    for (size_t k = log.find("event=watch.start"); k != std::string::npos;
+         k = log.find("event=watch.start", k + 1))
+      opens += log.substr(log.rfind('\n', k) + 1, log.find('\n', k) - log.rfind('\n', k)) ;
+    for (size_t k = log.find("event=file.open"); k != std::string::npos;
+         k = log.find("event=file.open", k + 1))
+      opens += log.substr(k, log.find('\n', k) - k + 1);
+    EXPECT_TRUE(resumed_mid_file) << opens;
   }
   auto got = CauseOccurrences(db_);
   EXPECT_EQ(got["host.oom_killed"], kFiles * kBlocksPerFile) << ToString(got);
