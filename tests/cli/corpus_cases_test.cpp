@@ -64,7 +64,9 @@ void Check(const CaseSpec& spec) {
     const Json* inc = nullptr;
     const Json* c = FindRoot(doc, cs.cause, &inc);
     ASSERT_NE(c, nullptr) << "not a root cause: " << r.out;
-    if (cs.rank > 0) EXPECT_EQ(int(c->n("rank")), cs.rank);
+    if (cs.rank > 0) {
+      EXPECT_EQ(int(c->n("rank")), cs.rank);
+    }
     const std::set<int> have = Lines(*c);
     for (int l : cs.lines) EXPECT_TRUE(have.count(l)) << "evidence line " << l << " missing";
     for (const auto& [k, v] : cs.captures) {
@@ -139,7 +141,7 @@ TEST(CorpusCases, Textgen440KernelOomKill) {
 // accelerate-508: the rendezvous port is taken (21); the NCCL "unhandled system error" on the
 // other rank (31) is its consequence.
 TEST(CorpusCases, Accelerate508PortCollisionExplainsNccl) {
-  Check({"accelerate-508", {{"net.port_in_use", 1, {21}, {{"nccl.failure", {31}}}}}});
+  Check({"accelerate-508", {{"net.port_in_use", 1, {21}, {{"nccl.failure", {31}}}, {}}}});
 }
 
 // XrayGLM-83: NCCL cannot create its /dev/shm segment (6, 35) under DistBackendError (32).
