@@ -115,6 +115,25 @@ TEST(NativeLib, UndefinedSymbolIsRefutedWhenTheLibraryExportsIt) {
   EXPECT_EQ(f.verdict, core::Verdict::kRefuted) << f.reason;
 }
 
+TEST(NativeLib, TheExtensionThatNeedsTheSymbolIsJudgedByWhatItLoads) {
+  // "ImportError: .../libprobe_user.so: undefined symbol: _ZN14triage_fixture5probeEi"
+  std::string broken = testing::FixtureDir("user_without/libprobe_user.so");
+  Finding f = Ask("native.lib", Hypothesis{"native.undefined_symbol",
+                                           {{"symbol", kMangled}, {"library", broken},
+                                            {"candidates", testing::FixtureDir("with/libprobe.so")}}});
+  EXPECT_EQ(f.verdict, core::Verdict::kConfirmed) << f.reason;
+  EXPECT_NE(f.reason.find("none of the libraries " + broken + " needs exports triage_fixture::probe(int); "
+                          "exported by " + testing::FixtureDir("with/libprobe.so")),
+            std::string::npos)
+      << f.reason;
+  std::string fine = testing::FixtureDir("user_with/libprobe_user.so");
+  Finding ok = Ask("native.lib", Hypothesis{"native.undefined_symbol", {{"symbol", kMangled}, {"library", fine}}});
+  EXPECT_EQ(ok.verdict, core::Verdict::kRefuted) << ok.reason;
+  EXPECT_NE(ok.reason.find(testing::FixtureDir("with/libprobe.so") + ", which " + fine + " needs, exports"),
+            std::string::npos)
+      << ok.reason;
+}
+
 TEST(NativeLib, LoaderResolutionBothWays) {
   Finding missing = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", "libtriage_absent.so.7"}}});
   EXPECT_EQ(missing.verdict, core::Verdict::kConfirmed) << missing.reason;

@@ -119,3 +119,25 @@ TEST(Registry, BuiltinHasEveryVerifier) {
 
 }  // namespace
 }  // namespace triage::verifiers
+
+namespace triage::verifiers {
+namespace {
+
+TEST(Runner, AbsentCapturesReachTheVerifierAsAbsentArguments) {
+  auto runner = MakeVerificationRunner(VerifyConfig{}, TestRegistry());
+  core::Incident incident;
+  core::Cause c;
+  c.cause = "e.args";
+  c.verify.push_back({"test.echoes", {{"x", "{x}"}}});
+  c.verify.push_back({"test.echoes", {{"x", ""}}});
+  c.verify.push_back({"test.echoes", {{"x", "{a} and {b}"}}});
+  incident.causes.push_back(c);
+  runner->VerifyIncident(incident);
+  ASSERT_EQ(incident.causes[0].verifications.size(), 3u);
+  EXPECT_EQ(incident.causes[0].verifications[0].reason, "saw e.args with x=");
+  EXPECT_EQ(incident.causes[0].verifications[1].reason, "saw e.args with x=");
+  EXPECT_EQ(incident.causes[0].verifications[2].reason, "saw e.args with x={a} and {b}");
+}
+
+}  // namespace
+}  // namespace triage::verifiers

@@ -5,6 +5,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "common.h"
 #include "triage/verifiers/detail/binary.h"
@@ -38,6 +39,30 @@ bool IsLibraryName(const std::string& name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-' && c != '+')
       return false;
   return true;
+}
+
+// The DT_NEEDED libraries of `file`, found as the dynamic loader would: its run path ($ORIGIN
+// expanded), LD_LIBRARY_PATH, then the system folders. Those not found are left out.
+std::vector<std::string> ResolveNeeded(const std::string& file, const DynamicSymbols& dyn) {
+  std::string origin = file.substr(0, file.find_last_of('/'));
+  std::vector<std::string> dirs;
+  for (auto rp : dyn.runpath) {
+    for (size_t o; (o = rp.find("$ORIGIN")) != std::string::npos;) rp.replace(o, 7, origin);
+    dirs.push_back(rp);
+  }
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH"))
+    for (const auto& d : SplitList(ld)) dirs.push_back(d);
+  for (const char* d : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+                        "/usr/local/lib", "/lib", "/usr/lib"})
+    dirs.push_back(d);
+  std::vector<std::string> out;
+  for (const auto& need : dyn.needed)
+    for (const auto& d : dirs)
+      if (ReadSmallFile(d + "/" + need, 4)) {
+        out.push_back(d + "/" + need);
+        break;
+      }
+  return out;
 }
 
 class NativeLib final : public Verifier {
@@ -80,26 +105,22 @@ class NativeLib final : public Verifier {
     if (symbol.empty()) return Finding::Inconclusive("the log names no symbol");
     const std::string demangled = Demangle(symbol);
     std::vector<std::string> candidates = SplitList(h.Arg("candidates"));
-    // The library the extension uses, when the log names it, is the one that decides.
-    std::string decisive = library;
-    std::string extension = h.Arg("path");
-    if (decisive.empty() && !extension.empty()) {
-      // The extension's own needs, found beside it or in its run path.
-      auto dyn = ReadDynamicSymbols(extension);
-      if (dyn.ok()) {
-        std::string dir = extension.substr(0, extension.find_last_of('/'));
-        for (const auto& need : dyn->needed) {
-          std::vector<std::string> dirs = {dir};
-          for (auto rp : dyn->runpath) {
-            if (auto o = rp.find("$ORIGIN"); o != std::string::npos) rp.replace(o, 7, dir);
-            dirs.push_back(rp);
-          }
-          for (const auto& d : dirs)
-            if (ReadSmallFile(d + "/" + need, 4)) {
-              candidates.push_back(d + "/" + need);
-              break;
-            }
-        }
+    // The file the log names is either the provider the process loaded (it must export the
+    // symbol) or, as in "ImportError: /x/_C.so: undefined symbol: ...", the extension that needs
+    // it: then the libraries it needs, found as the loader would, decide.
+    std::string named = library.empty() ? h.Arg("path") : library;
+    std::string decisive;
+    std::vector<std::string> needed_found;
+    if (!named.empty() && named[0] == '/') {
+      auto dyn = ReadDynamicSymbols(named);
+      bool needs_it = dyn.ok() && std::find(dyn->undefined.begin(), dyn->undefined.end(), symbol) !=
+                                      dyn->undefined.end();
+      if (needs_it) {
+        needed_found = ResolveNeeded(named, *dyn);
+        for (const auto& n : needed_found)
+          if (std::find(candidates.begin(), candidates.end(), n) == candidates.end()) candidates.push_back(n);
+      } else {
+        decisive = named;
       }
     }
     if (!decisive.empty() && std::find(candidates.begin(), candidates.end(), decisive) == candidates.end())
@@ -131,6 +152,18 @@ class NativeLib final : public Verifier {
     w.EndArray().EndObject();
     std::string facts = w.Take();
     std::string elsewhere = exporters.empty() ? "no candidate exports it" : "exported by " + exporters.front();
+    if (decisive.empty() && !named.empty() && named[0] == '/') {
+      // Extension mode: does any library it needs export the symbol now?
+      for (const auto& n : needed_found)
+        if (std::find(exporters.begin(), exporters.end(), n) != exporters.end())
+          return Finding::Refuted(n + ", which " + named + " needs, exports " + demangled, facts);
+      std::string others;
+      for (const auto& e : exporters) others += (others.empty() ? "" : ", ") + e;
+      return Finding::Confirmed("none of the libraries " + named + " needs exports " + demangled +
+                                    (others.empty() ? std::string("; no candidate exports it")
+                                                    : "; exported by " + others),
+                                facts);
+    }
     if (!decisive.empty()) {
       if (std::find(exporters.begin(), exporters.end(), decisive) != exporters.end())
         return Finding::Refuted(decisive + " exports " + demangled, facts);

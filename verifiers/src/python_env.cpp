@@ -3,6 +3,10 @@
 // path (`path`). It runs with -I (no user site, no PYTHON* variables, no script folder on the
 // path) and a fixed probe whose only inputs are argv entries, never spliced into code. Verdicts
 // for python.symbol_missing and python.module_missing.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "common.h"
@@ -100,11 +104,25 @@ class PythonEnv final : public Verifier {
     std::string interpreter = h.Arg("python");
     if (interpreter.empty() && !h.Arg("path").empty())
       interpreter = InterpreterOfSitePackages(h.Arg("path"));
-    if (interpreter.empty())
-      return Finding::Skipped("the log names no interpreter (no python argument and no "
-                              ".../lib/python3.X/site-packages/ path)");
+    if (interpreter.empty()) {
+      // The log names none: the python3 first on PATH, if the configuration allows it.
+      if (const char* path = std::getenv("PATH")) {
+        std::string p = path;
+        for (size_t start = 0; start <= p.size() && interpreter.empty();) {
+          size_t colon = std::min(p.find(':', start), p.size());
+          std::string candidate = p.substr(start, colon - start) + "/python3";
+          if (colon > start && p[start] == '/' && ::access(candidate.c_str(), X_OK) == 0)
+            interpreter = candidate;
+          start = colon + 1;
+        }
+      }
+      if (interpreter.empty())
+        return Finding::Skipped("the log names no interpreter (no python argument and no "
+                                ".../lib/python3.X/site-packages/ path) and no python3 is on PATH");
+    }
     std::string module = h.Arg("module");
     std::string symbol = h.Arg("symbol");
+    if (module.empty()) return Finding::Skipped("the log names no module; nothing was run");
     if (!IsPythonName(module, true))
       return Finding::Skipped("not a Python module name: '" + module + "'; nothing was run");
     if (!symbol.empty() && !IsPythonName(symbol, false))

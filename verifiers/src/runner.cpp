@@ -271,6 +271,18 @@ IsolatedResult RunIsolated(const Verifier& verifier, const VerifyConfig& config,
 
 namespace {
 
+// A rule's argument whose capture was absent arrives empty or as its "{name}" placeholder: it
+// says nothing, so the verifier falls back (to the device, the search) as if it were not given.
+std::map<std::string, std::string> UsableArgs(const std::map<std::string, std::string>& args) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : args) {
+    bool placeholder = v.size() >= 2 && v.front() == '{' && v.back() == '}' &&
+                       v.find_first_of("{}", 1) == v.size() - 1;
+    if (!v.empty() && !placeholder) out.emplace(k, v);
+  }
+  return out;
+}
+
 class IsolatedRunner final : public core::VerificationRunner {
  public:
   IsolatedRunner(VerifyConfig config, std::shared_ptr<const Registry> registry)
@@ -279,7 +291,7 @@ class IsolatedRunner final : public core::VerificationRunner {
   void VerifyIncident(core::Incident& incident) override {
     for (auto& cause : incident.causes) {
       for (const auto& request : cause.verify) {
-        Hypothesis h{cause.cause, request.args};
+        Hypothesis h{cause.cause, UsableArgs(request.args)};
         const Verifier* verifier = registry_->Find(request.verifier);
         if (!verifier) {
           core::Verification v;
