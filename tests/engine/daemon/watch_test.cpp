@@ -500,6 +500,33 @@ TEST_F(WatchTest, RecursiveFindsFilesInSubfoldersCreatedLater) {
   ASSERT_EQ(w.Stop(SIGTERM), 0);
 }
 
+TEST_F(WatchTest, VerifyAddsVerdictsInTheBackground) {
+  WatchProcess w(tmp_.path(), {"--db", db_.string(), "--verify", "--quiet-gap", "3600",
+                               dir_.string()});
+  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db_, "running") == 1; }, 10s)) << w.Log();
+  Append(dir_ / "svc.log", {OomKill(4321)}, 0, 1);
+  // The incident is written first (ingestion does not wait for the checks)...
+  ASSERT_TRUE(WaitUntil([&] { return TotalOccurrences(CauseOccurrences(db_)) == 1; }, 10s))
+      << w.Log();
+  // ...and its verdicts follow from the background thread.
+  auto verdicts = [&] {
+    store::StoreOptions o;
+    o.create = false;
+    auto s = store::Store::Open(db_.string(), o);
+    if (!s.ok()) return size_t{0};
+    auto h = s->History({});
+    if (!h.ok() || h->empty()) return size_t{0};
+    auto inc = s->GetIncident(h->front().id);
+    if (!inc.ok()) return size_t{0};
+    size_t n = 0;
+    for (const auto& c : inc->incident.causes) n += c.verifications.size();
+    return n;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return verdicts() > 0; }, 30s)) << w.Log();
+  EXPECT_NE(w.Log().find("event=verify.done"), std::string::npos) << w.Log();
+  ASSERT_EQ(w.Stop(SIGTERM), 0);
+}
+
 TEST_F(WatchTest, UsageErrors) {
   EXPECT_EQ(RunTriage({"watch", "--db", db_.string()}, tmp_.path()), 2);  // no folder
   EXPECT_EQ(RunTriage({"watch", "--quiet-gap", "soon", dir_.string()}, tmp_.path()), 2);
