@@ -1,0 +1,141 @@
+// The correlator: what is a failure, how incidents are split and joined.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "triage/core/analyzer.h"
+
+namespace triage::core {
+namespace {
+
+using testing::FixtureRules;
+using testing::Line;
+using testing::Traceback;
+
+AnalyzerOptions Opts() {
+  AnalyzerOptions o;
+  o.service = "svc";
+  o.host = "testhost";
+  return o;
+}
+
+ingest::Event Crash(uint64_t first, std::optional<std::string> process = std::nullopt,
+                    const std::string& top = "<module>") {
+  return Traceback(first,
+                   {"Traceback (most recent call last):", "  File \"main.py\", line 3, in <module>",
+                    "ImportError: cannot import name 'foo' from 'bar.baz'"},
+                   {{"ImportError", "cannot import name 'foo' from 'bar.baz'"}}, std::move(process), top);
+}
+
+TEST(Correlator, WarningAloneInAServiceThatGoesOnServingIsNoIncident) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Line(10, "Failed to get device capability: SM 12.x requires CUDA >= 12.9."), "svc.log");
+  a.Add(Line(50, "INFO: Application startup complete."), "svc.log");
+  EXPECT_TRUE(a.Finish().empty());
+}
+
+TEST(Correlator, HandledTracebackFollowedByServingIsNoIncident) {
+  Analyzer a(FixtureRules(), Opts());
+  // Printed by a handler (its stack starts inside a function), in an untagged stream.
+  a.Add(Crash(5, std::nullopt, "_is_available"), "svc.log");
+  EXPECT_TRUE(a.wants_benign());
+  a.Add(Line(30, "INFO: Application startup complete."), "svc.log");
+  EXPECT_FALSE(a.wants_benign());
+  EXPECT_TRUE(a.Finish().empty());
+}
+
+TEST(Correlator, UncaughtTracebackOpensAnIncident) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Crash(5), "svc.log");
+  a.Add(Line(30, "INFO: Application startup complete."), "svc.log");  // too late: it died
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].service, "svc");
+  EXPECT_EQ(incidents[0].first_line, 5u);
+  EXPECT_EQ(incidents[0].last_line, 7u);
+  ASSERT_FALSE(incidents[0].causes.empty());
+  EXPECT_EQ(incidents[0].causes[0].cause, "python.symbol_missing");
+}
+
+TEST(Correlator, FatalLineOpensAnIncident) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Line(3, "Fatal Python error: Aborted"), "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].cause, "unclassified");
+}
+
+TEST(Correlator, SignalBeforeAFailureJoinsItsIncident) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Line(10, "SM 12.x requires CUDA >= 12.9", std::string("EngineCore pid=7")), "svc.log");
+  a.Add(Traceback(40, {"Traceback (most recent call last):", "RuntimeError: FlashInfer requires GPUs with sm75 or higher"},
+                  {{"RuntimeError", "FlashInfer requires GPUs with sm75 or higher"}}, std::string("EngineCore pid=7")),
+        "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].first_line, 10u);
+  EXPECT_EQ(incidents[0].causes[0].cause, "cuda.toolkit_too_old_for_arch");
+}
+
+TEST(Correlator, RestartSplitsIncidents) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Crash(5, std::string("rank0")), "svc.log");
+  a.Add(Line(20, "Starting server process", std::string("rank0")), "svc.log");
+  a.Add(Crash(40, std::string("rank0")), "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 2u);
+  EXPECT_EQ(incidents[0].first_line, 5u);
+  EXPECT_EQ(incidents[1].first_line, 40u);
+}
+
+TEST(Correlator, SameStreamWithoutRestartStaysOneIncident) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Crash(5, std::string("rank0")), "svc.log");
+  a.Add(Crash(40, std::string("rank0")), "svc.log");
+  EXPECT_EQ(a.Finish().size(), 1u);
+}
+
+TEST(Correlator, QuietGapSplitsIncidents) {
+  AnalyzerOptions o = Opts();
+  o.quiet_gap_seconds = 60;
+  Analyzer a(FixtureRules(), o);
+  auto first = Crash(5, std::string("rank0"));
+  first.time = "2026-11-02T09:00:00";
+  auto second = Crash(40, std::string("rank0"));
+  second.time = "2026-11-02T09:30:00";
+  a.Add(first, "svc.log");
+  a.Add(second, "svc.log");
+  EXPECT_EQ(a.Finish().size(), 2u);
+}
+
+TEST(Correlator, KernelOomKillJoinsTheProcessIncidentByPid) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Line(3, "INFO loading weights", std::string("EngineCore pid=31402")), "svc.log");
+  a.Add(Crash(100, std::string("EngineCore pid=31402")), "svc.log");
+  // Far away in lines, and in another stream: only the pid ties it to the crash.
+  a.Add(Line(5000, "Out of memory: Killed process 31402 (python3)", std::string("kernel")), "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  bool oom = false;
+  for (const auto& c : incidents[0].causes) oom |= c.cause == "host.oom_killed";
+  EXPECT_TRUE(oom);
+  EXPECT_EQ(incidents[0].last_line, 5000u);
+}
+
+TEST(Correlator, KernelOomKillOfAnUnknownPidIsItsOwnIncident) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Line(7, "Out of memory: Killed process 999 (python3)"), "dmesg.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].cause, "host.oom_killed");
+  EXPECT_EQ(incidents[0].causes[0].title, "Process 999 killed for host memory");
+}
+
+TEST(Correlator, ServiceNameFromSourceName) {
+  EXPECT_EQ(ServiceFromSourceName("/var/log/sglang-server.log.1"), "sglang-server");
+  EXPECT_EQ(ServiceFromSourceName("vllm.log.2.gz"), "vllm");
+  EXPECT_EQ(ServiceFromSourceName("-"), "stdin");
+  EXPECT_EQ(ServiceFromSourceName("app-20261102"), "app");
+}
+
+}  // namespace
+}  // namespace triage::core
