@@ -134,11 +134,16 @@ class CudaCompileLaunch final : public Verifier {
         any_ran = true;
         if (!p.run.AllOk()) {
           all_ok = false;
-          failures += (failures.empty() ? "" : "; ") + p.name + ": " +
-                      (p.run.loaded ? std::string("a kernel differs from its CPU reference") : p.run.load_error);
+          std::string why = p.run.loaded ? "no kernel could run (out of device memory)" : p.run.load_error;
+          for (const auto& c : p.run.checks)
+            if (!c.ok && !c.not_run) {
+              why = c.kernel + " differs from its CPU reference: " + c.detail;
+              break;
+            }
+          failures += (failures.empty() ? "" : "; ") + p.name + ": " + why;
         }
         for (const auto& c : p.run.checks)
-          if (c.kernel == "topk_topp_sampling") (c.ok ? sampling_ok : sampling_bad) = true;
+          if (c.kernel == "topk_topp_sampling" && !c.not_run) (c.ok ? sampling_ok : sampling_bad) = true;
       }
       w.EndObject();
     }
@@ -153,8 +158,11 @@ class CudaCompileLaunch final : public Verifier {
       if (!any_ran) return Finding::Inconclusive("nothing could run on " + where, facts);
       if (!all_ok) return Finding::Host(HostStatus::kFail, failures, facts);
       std::string skipped;
-      for (const auto& p : paths)
+      for (const auto& p : paths) {
         if (!p.ran) skipped += "; " + p.name + " not run: " + p.note;
+        for (const auto& c : p.run.checks)
+          if (c.not_run) skipped += "; " + p.name + " " + c.kernel + " " + c.detail;
+      }
       return Finding::Host(skipped.empty() ? HostStatus::kPass : HostStatus::kWarn,
                            "every kernel matched its CPU reference on " + where + " via " +
                                ran_list + skipped,

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "common.h"
 #include "triage/json.h"
 #include "triage/kernels/kernels.h"
 
@@ -57,13 +58,18 @@ bool Download(const DriverApi& api, void* dst, const DeviceBuffer& buf, size_t n
   return r == kCudaSuccess;
 }
 
-bool Allocated(const DriverApi& api, const DeviceBuffer& buf, std::string& error) {
-  if (buf.status() != kCudaSuccess) error = "cuMemAlloc: " + api.ErrorText(buf.status());
-  return buf.status() == kCudaSuccess;
+// A buffer that could not be had because the device is full (a service holds its memory) is not
+// a fault of the GPU: the check is marked not run, and says why.
+bool Allocated(const DriverApi& api, const DeviceBuffer& buf, KernelCheck& check) {
+  if (buf.status() == kCudaSuccess) return true;
+  check.not_run = buf.status() == kCudaErrorOutOfMemory;
+  check.detail = (check.not_run ? "not run: out of device memory (cuMemAlloc of " : "cuMemAlloc of ") +
+                 ByteSizeText(buf.size()) + ": " + api.ErrorText(buf.status()) + ")";
+  return false;
 }
 
 KernelCheck Smoke(const DriverApi& api, CUmodule module, std::mt19937& rng) {
-  KernelCheck c{"smoke", false, "", 0, 0};
+  KernelCheck c{"smoke", false, "", 0, 0, false};
   const unsigned n = 1u << 20;
   std::vector<uint32_t> a(n), b(n), got(n), want(n);
   for (auto& x : a) x = rng();
@@ -72,7 +78,7 @@ KernelCheck Smoke(const DriverApi& api, CUmodule module, std::mt19937& rng) {
   kernels::SmokeReference(a, b, mul, want);
   DeviceBuffer da(api, n * 4), db(api, n * 4), dout(api, n * 4);
   std::string& err = c.detail;
-  if (!Allocated(api, da, err) || !Allocated(api, db, err) || !Allocated(api, dout, err)) return c;
+  if (!Allocated(api, da, c) || !Allocated(api, db, c) || !Allocated(api, dout, c)) return c;
   if (!Upload(api, da, a.data(), n * 4, err) || !Upload(api, db, b.data(), n * 4, err)) return c;
   Launcher l{api, module, {}};
   CUdeviceptr pa = da.get(), pb = db.get(), po = dout.get();
@@ -90,11 +96,11 @@ KernelCheck Smoke(const DriverApi& api, CUmodule module, std::mt19937& rng) {
 }
 
 KernelCheck MemoryPattern(const DriverApi& api, CUmodule module, std::mt19937& rng) {
-  KernelCheck c{"memory_pattern", false, "", 0, 0};
+  KernelCheck c{"memory_pattern", false, "", 0, 0, false};
   const unsigned long long n = 64ull << 20;  // words: 256 MiB
   std::string& err = c.detail;
   DeviceBuffer buf(api, n * 4), errors(api, 8);
-  if (!Allocated(api, buf, err) || !Allocated(api, errors, err)) return c;
+  if (!Allocated(api, buf, c) || !Allocated(api, errors, c)) return c;
   Launcher l{api, module, {}};
   std::vector<uint32_t> host(n);
   uint64_t device_errors = 0, host_errors = 0;
@@ -128,12 +134,12 @@ KernelCheck MemoryPattern(const DriverApi& api, CUmodule module, std::mt19937& r
 }
 
 KernelCheck Bandwidth(const DriverApi& api, CUmodule module, std::mt19937& rng) {
-  KernelCheck c{"bandwidth", false, "", 0, 0};
+  KernelCheck c{"bandwidth", false, "", 0, 0, false};
   const unsigned long long bytes = 256ull << 20;
   const unsigned long long words = bytes / 16;
   std::string& err = c.detail;
   DeviceBuffer src(api, bytes), dst(api, bytes);
-  if (!Allocated(api, src, err) || !Allocated(api, dst, err)) return c;
+  if (!Allocated(api, src, c) || !Allocated(api, dst, c)) return c;
   // A cheap generator for 256 MiB (mt19937 would cost a second here); seeded from rng.
   std::vector<uint32_t> host(bytes / 4);
   uint64_t state = (static_cast<uint64_t>(rng()) << 32) | rng();
@@ -174,7 +180,7 @@ KernelCheck Bandwidth(const DriverApi& api, CUmodule module, std::mt19937& rng) 
 }
 
 KernelCheck Sampling(const DriverApi& api, CUmodule module, std::mt19937& rng) {
-  KernelCheck c{"topk_topp_sampling", false, "", 0, 0};
+  KernelCheck c{"topk_topp_sampling", false, "", 0, 0, false};
   const int rows = 256;
   std::uniform_int_distribution<int> vocab_dist(100, 4096);
   const int vocab = vocab_dist(rng);
@@ -190,7 +196,7 @@ KernelCheck Sampling(const DriverApi& api, CUmodule module, std::mt19937& rng) {
   const int settings = 8;
   uint64_t compared = 0, ambiguous = 0;
   DeviceBuffer dprobs(api, probs.size() * 4), duni(api, rows * 4), dtok(api, rows * 4);
-  if (!Allocated(api, dprobs, err) || !Allocated(api, duni, err) || !Allocated(api, dtok, err))
+  if (!Allocated(api, dprobs, c) || !Allocated(api, duni, c) || !Allocated(api, dtok, c))
     return c;
   Launcher l{api, module, {}};
   for (int s = 0; s < settings; ++s) {
@@ -242,7 +248,7 @@ KernelCheck Sampling(const DriverApi& api, CUmodule module, std::mt19937& rng) {
 }
 
 KernelCheck Wmma(const DriverApi& api, CUmodule module, const Device& device, std::mt19937& rng) {
-  KernelCheck c{"wmma_gemm", false, "", 0, 0};
+  KernelCheck c{"wmma_gemm", false, "", 0, 0, false};
   std::string& err = c.detail;
   if (device.arch() < 70) {
     err = "tensor cores need sm_70 or newer";
@@ -257,7 +263,7 @@ KernelCheck Wmma(const DriverApi& api, CUmodule module, const Device& device, st
   std::vector<float> want(static_cast<size_t>(m) * n), got(want.size());
   kernels::MatmulReference(a, b, m, n, k, want);
   DeviceBuffer da(api, a.size() * 2), db(api, b.size() * 2), dc(api, got.size() * 4);
-  if (!Allocated(api, da, err) || !Allocated(api, db, err) || !Allocated(api, dc, err)) return c;
+  if (!Allocated(api, da, c) || !Allocated(api, db, c) || !Allocated(api, dc, c)) return c;
   if (!Upload(api, da, a.data(), a.size() * 2, err) || !Upload(api, db, b.data(), b.size() * 2, err))
     return c;
   Launcher l{api, module, {}};
@@ -288,9 +294,13 @@ KernelCheck Wmma(const DriverApi& api, CUmodule module, const Device& device, st
 
 bool KernelRun::AllOk() const {
   if (!loaded || checks.empty()) return false;
-  for (const auto& c : checks)
+  size_t ran = 0;
+  for (const auto& c : checks) {
+    if (c.not_run) continue;
     if (!c.ok) return false;
-  return true;
+    ++ran;
+  }
+  return ran > 0;
 }
 
 KernelRun RunKernelChecks(const Driver& driver, const Device& device, const void* image,
@@ -329,6 +339,7 @@ std::string KernelRunJson(const KernelRun& run) {
   w.BeginArray();
   for (const auto& c : run.checks) {
     w.BeginObject().Key("kernel").String(c.kernel).Key("ok").Bool(c.ok);
+    if (c.not_run) w.Key("not_run").Bool(true);
     w.Key("mismatches").Uint(c.mismatches).Key("detail").String(c.detail);
     if (c.kernel == "bandwidth") w.Key("gb_per_s").Double(std::round(c.figure * 10) / 10);
     w.EndObject();

@@ -17,12 +17,14 @@ struct KernelCheck {
   std::string detail;  // what was compared, or what failed
   double figure = 0;   // bandwidth: GB/s; sampling: rows compared; gemm: max abs error
   uint64_t mismatches = 0;
+  bool not_run = false;  // the device had no memory for it (not a fault); `detail` says so
 };
 
 struct KernelRun {
   bool loaded = false;
   std::string load_error;  // cuModuleLoadData's error, or the context's
   std::vector<KernelCheck> checks;
+  // Loaded, at least one kernel ran, and every kernel that ran matched its CPU reference.
   bool AllOk() const;
 };
 
