@@ -223,6 +223,7 @@ class Daemon {
   void OpenTail(const Folder& folder, const std::string& name, const std::string& rel, int fd,
                 const struct stat& st, bool startup);
   uint64_t StartOffset(int fd, const std::string& path, const struct stat& st);
+  uint64_t CopiedWhileDown(int fd, const std::string& path, uint64_t size);
   void IndexTail(Tail& t);
   void UnindexTail(Tail& t);
   void MakeOrphan(Tail& t, const char* why);
@@ -622,7 +623,7 @@ uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat&
     for (auto it = lo; it != hi; ++it)
       if (!cp || it->second.updated_at > cp->updated_at) cp = &it->second;
   }
-  if (!cp) return 0;
+  if (!cp) return CopiedWhileDown(fd, path, size);
   // A file born after the checkpoint was written cannot be the file it describes (its inode
   // number was reused after a delete).
   int64_t born = BirthTime(fd);
@@ -635,6 +636,29 @@ uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat&
     return 0;
   }
   return cp->offset;
+}
+
+// A rotation ("app.log.1") of a file whose checkpoint it does not have, while that file is now
+// shorter than its checkpoint: logrotate's copytruncate ran while the daemon was down, and this
+// is the copy. Its bytes up to the checkpoint were read from the original; the rest were not.
+uint64_t Daemon::CopiedWhileDown(int fd, const std::string& path, uint64_t size) {
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string base = RotationBase(name);
+  if (base == name) return 0;
+  auto it = saved_by_path_.find(JoinPath(dir, base));
+  if (it == saved_by_path_.end()) return 0;
+  const store::SourceCheckpoint& cp = it->second;
+  struct stat bst {};
+  if (stat(it->first.c_str(), &bst) != 0 || static_cast<uint64_t>(bst.st_ino) != cp.inode ||
+      static_cast<uint64_t>(bst.st_size) >= cp.offset || size < cp.offset)
+    return 0;
+  int64_t born = BirthTime(fd);
+  int64_t written = ParseUtc(cp.updated_at);
+  if (born >= 0 && written >= 0 && born < written) return 0;  // older than the checkpoint
+  Info("file.copy", {{"path", path}, {"of", it->first}, {"from", std::to_string(cp.offset)}});
+  return cp.offset;
 }
 
 void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::string& rel,

@@ -93,6 +93,19 @@ class WatchTest : public ::testing::Test {
     return CauseOccurrences(ref);
   }
 
+  // How many daemons have started so far (their "watch.start" lines in the shared log).
+  size_t Starts() const {
+    std::ifstream in(tmp_ / "watch.log");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string log = ss.str();
+    size_t n = 0;
+    for (size_t k = log.find("event=watch.start"); k != std::string::npos;
+         k = log.find("event=watch.start", k + 1))
+      ++n;
+    return n;
+  }
+
   // Waits until the running daemon has read `bytes` bytes (its heartbeat counter).
   bool CaughtUp(int64_t bytes, std::chrono::milliseconds timeout = 30s) {
     return WaitUntil([&] { return HeartbeatCounter(db_, "bytes") >= bytes; }, timeout);
@@ -425,6 +438,36 @@ TEST_F(WatchTest, SigkillWhileCheckpointsMoveResumesInMidFileExactly) {
   auto got = CauseOccurrences(db_);
   EXPECT_EQ(got["host.oom_killed"], kFiles * kBlocksPerFile) << ToString(got);
   ExpectSameCounts(Reference(logs));
+}
+
+TEST_F(WatchTest, CopytruncateWhileTheDaemonIsDown) {
+  // Crash-loop blocks, so that the checkpoint stands at the end of what was read.
+  fs::path log = dir_ / "job.log";
+  fs::path copy = dir_ / "job.log.1";
+  std::mt19937 rng(3);
+  int n = 0;
+  auto blocks = [&](int count) {
+    std::string b;
+    for (int i = 0; i < count; ++i) b += CrashLoopBlock(n++, rng);
+    return std::vector<std::string>{b};
+  };
+  Append(log, blocks(100), 0, 1);
+  {
+    WatchProcess w(tmp_.path(), ExactArgs());
+    ASSERT_TRUE(WaitUntil([&] { return CheckpointOf(log) == FileSize(log); }, 20s)) << w.Log();
+    ASSERT_EQ(w.Stop(SIGTERM), 0);
+  }
+  std::this_thread::sleep_for(1100ms);  // the copy is younger than the checkpoint (1 s clock)
+  Append(log, blocks(20), 0, 1);         // written while the daemon was down, before the copy
+  fs::copy_file(log, copy);
+  ASSERT_EQ(truncate(log.c_str(), 0), 0);
+  Append(log, blocks(50), 0, 1);
+  size_t before = Starts();
+  WatchProcess w(tmp_.path(), ExactArgs());
+  ASSERT_TRUE(WaitUntil([&] { return Starts() > before; }, 10s)) << w.Log();
+  StopAndFinish(w);
+  EXPECT_EQ(CauseOccurrences(db_)["host.oom_killed"], 170) << ToString(CauseOccurrences(db_));
+  EXPECT_NE(w.Log().find("event=file.copy"), std::string::npos) << w.Log();
 }
 
 TEST_F(WatchTest, AFatalLineIsStoredWithoutWaitingForTheQuietGap) {
