@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace triage::ingest::detail {
 
 namespace {
@@ -109,6 +113,17 @@ bool IsBlockStart(std::string_view m) {
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "byte index below assumes little-endian");
   constexpr uint64_t kLow = 0x7f7f7f7f7f7f7f7full;
   size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i colon = _mm_set1_epi8(':');
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + i));
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, colon)));
+    while (mask) {
+      if (check(i + static_cast<size_t>(__builtin_ctz(mask)))) return true;
+      mask &= mask - 1;
+    }
+  }
+#endif
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     std::memcpy(&w, base + i, 8);
@@ -407,8 +422,8 @@ bool Assembler::StartEvent(std::string_view key, DecodedLine& line, const LineMe
   auto o = std::make_unique<Open>();
   o->key.assign(key);
   o->state = state;
-  o->shape = meta.shape;
-  o->member_shape = meta.shape;
+  o->shape = meta.shape();
+  o->member_shape = meta.shape();
   if (!headless_frame && TrimLeft(m).substr(0, 9) == "Traceback") o->base_indent = meta.indent;
   o->ev.kind = state == State::kBlock ? EventKind::kBlock : EventKind::kTraceback;
   o->ev.source = source_;
@@ -446,7 +461,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       if (ParseFrameLine(tm, f) && (o.state == State::kIPython || indent > 0 || tm.substr(0, 6) == "File \"")) {
         o.ev.frames.push_back(std::move(f));
         o.code_pending = true;
-        o.member_shape = meta.shape;
+        o.member_shape = meta.shape();
         Append(o, line);
         return Offer::kTaken;
       }
@@ -480,7 +495,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       // The exception line comes in the same envelope as the frames (a line of another stream
       // that merely shares the process key, such as a dmesg line amid an unprefixed traceback,
       // does not end it).
-      bool same_envelope = meta.shape == o.member_shape || o.ev.frames.empty();
+      bool same_envelope = meta.shape() == o.member_shape || o.ev.frames.empty();
       bool typed = indent == 0 && same_envelope && ParseExceptionLine(m, type, text);
       // Some services print the message without its type ("CUDA error: ..." after the frames);
       // the first unindented line in the frames' envelope is still the exception.
@@ -494,7 +509,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
         o.ev.exceptions.push_back(ExceptionInfo{std::string(type), std::string(TrimRight(text))});
         o.any_exception = true;
         o.state = State::kMessage;
-        o.shape = meta.shape;
+        o.shape = meta.shape();
         o.cont = 0;
         Append(o, line);
         return Offer::kTaken;
@@ -520,7 +535,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       std::string_view ipy;
       if (IsIPythonHead(m, ipy)) return Offer::kClose;
       if (IsNewRecordLine(tm)) return Offer::kClose;
-      if (meta.shape == o.shape && o.cont < limits_.max_message_lines && !o.ev.exceptions.empty()) {
+      if (meta.shape() == o.shape && o.cont < limits_.max_message_lines && !o.ev.exceptions.empty()) {
         std::string& msg = o.ev.exceptions.back().message;
         if (!msg.empty() || o.cont > 0) msg.push_back('\n');
         msg.append(TrimRight(m));
@@ -555,7 +570,7 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       }
       // Members: the known parts of C++/CUDA/NCCL error reports, and further error-level lines
       // in the same envelope (NCCL's watchdog writes its report as several [E...] lines).
-      bool same_error = meta.shape == o.shape && line.level &&
+      bool same_error = meta.shape() == o.shape && line.level &&
                         (*line.level == "ERROR" || *line.level == "CRITICAL");
       if (IsBlockMember(m) || same_error) {
         for (auto& b : o.blanks) Append(o, b);

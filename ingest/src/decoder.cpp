@@ -1,5 +1,9 @@
 #include "decoder.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <array>
 #include <cstring>
 #include <string>
@@ -613,6 +617,22 @@ LineScan ScanLine(std::string_view s) {
   size_t n = s.size();
   size_t i = 0;
   uint64_t high = 0, esc = 0, hash = 0;
+#if defined(__SSE2__)
+  {
+    const __m128i k_esc = _mm_set1_epi8(0x1b);
+    const __m128i k_hash = _mm_set1_epi8('#');
+    __m128i acc_high = _mm_setzero_si128(), acc_esc = _mm_setzero_si128(), acc_hash = _mm_setzero_si128();
+    for (; i + 16 <= n; i += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      acc_high = _mm_or_si128(acc_high, v);
+      acc_esc = _mm_or_si128(acc_esc, _mm_cmpeq_epi8(v, k_esc));
+      acc_hash = _mm_or_si128(acc_hash, _mm_cmpeq_epi8(v, k_hash));
+    }
+    high = static_cast<uint64_t>(_mm_movemask_epi8(acc_high));
+    esc = static_cast<uint64_t>(_mm_movemask_epi8(acc_esc));
+    hash = static_cast<uint64_t>(_mm_movemask_epi8(acc_hash));
+  }
+#endif
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     std::memcpy(&w, p + i, 8);
@@ -629,6 +649,11 @@ LineScan ScanLine(std::string_view s) {
   r.ascii = high == 0;
   r.maybe_ansi = esc != 0 || (hash != 0 && s.find("#033[") != npos);
   return r;
+}
+
+uint64_t LineMeta::ComputeShape() const {
+  if (!envelope.empty()) return ShapeHash(envelope);
+  return header ? 1 : 0;
 }
 
 bool HasAnsi(std::string_view s) {
@@ -856,7 +881,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   else out.container.reset();
 
   meta.header = env.header || level != nullptr || env.has_time();
-  meta.shape = env.msg > 0 ? ShapeHash(text.substr(0, env.msg)) : (meta.header ? 1 : 0);
+  meta.envelope = text.substr(0, env.msg);
   size_t ind = 0;
   while (ind < message.size() && IsSpace(message[ind])) ++ind;
   meta.indent = ind;

@@ -23,10 +23,27 @@ namespace triage::ingest::detail {
 
 // What the assembler needs beyond the DecodedLine.
 struct LineMeta {
-  uint64_t shape = 0;        // hash of the envelope text with digits skipped (0: no envelope)
+  // The envelope's text (prefixes, time, level before the message); valid until the next Decode.
+  std::string_view envelope;
   bool header = false;       // the line carries its own time or level
   bool valid_utf8 = true;
   size_t indent = 0;         // leading spaces/tabs of the message
+
+  // A hash of the envelope with its digits skipped, so that lines of one logger call (same
+  // prefix, level and location, other times) compare equal; 0 for no envelope. Computed on first
+  // use: most lines never need it.
+  uint64_t shape() const {
+    if (!shape_done_) {
+      shape_ = ComputeShape();
+      shape_done_ = true;
+    }
+    return shape_;
+  }
+
+ private:
+  uint64_t ComputeShape() const;
+  mutable uint64_t shape_ = 0;
+  mutable bool shape_done_ = false;
 };
 
 class Decoder {
