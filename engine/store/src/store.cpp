@@ -241,15 +241,17 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
 
   std::optional<int64_t> existing;
   bool same_occurrence = false;
+  bool was_resolved = false;
   {
     TRIAGE_PREPARE(st, db,
-                   "SELECT id, source, first_line, last_line, started FROM incidents "
-                   "WHERE fingerprint = ?1");
+                   "SELECT id, source, first_line, last_line, started, status = 'resolved' "
+                   "FROM incidents WHERE fingerprint = ?1");
     st->Bind(1, fp);
     auto row = st->Step();
     if (!row.ok()) return row.status();
     if (*row) {
       existing = st->Int(0);
+      was_resolved = st->Int(5) != 0;
       // The very same occurrence read again (same file, lines and the log's own start time) is
       // not a recurrence. Without a log time there is no telling, so it counts.
       same_occurrence = inc.started && !st->IsNull(4) && st->Text(4) == *inc.started &&
@@ -279,13 +281,7 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
     id = *existing;
     occurrence = "latest";
     ++outcome.recurrences;
-    {
-      TRIAGE_PREPARE(st, db, "SELECT status = 'resolved' FROM incidents WHERE id = ?1");
-      st->Bind(1, id);
-      auto row = st->Step();
-      if (!row.ok()) return row.status();
-      if (*row && st->Int(0)) ++outcome.reopened;
-    }
+    if (was_resolved) ++outcome.reopened;
     TRIAGE_PREPARE(st, db,
                    "UPDATE incidents SET service = ?2, host = ?3, source = ?4, first_line = ?5, "
                    "last_line = ?6, started = ?7, ended = ?8, top_cause = ?9, title = ?10, "
@@ -539,6 +535,10 @@ const std::string& Store::path() const { return impl_->path; }
 
 Result<Store> Store::Open(const std::string& path, const StoreOptions& options) {
   if (path.empty()) return Status::InvalidInput("database path is empty");
+  if (path == ":memory:" || path.rfind("file:", 0) == 0) {
+    // Neither can be shared between the processes that write and read incidents.
+    return Status::InvalidInput(path + ": give the database as a file path");
+  }
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
   if (options.create) {
     TRIAGE_TRY(MakeParents(path));

@@ -47,6 +47,13 @@ TEST(StoreOpen, RefusesAFileThatIsNotADatabase) {
   EXPECT_EQ(s.status().kind(), Status::Kind::kCorrupt) << s.status().message();
 }
 
+TEST(StoreOpen, AnInMemoryDatabaseIsRefused) {
+  auto s = Store::Open(":memory:");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().kind(), Status::Kind::kInvalidInput);
+  EXPECT_FALSE(std::filesystem::exists(":memory:"));
+}
+
 TEST(StoreOpen, MissingFileWithoutCreateIsNotFound) {
   TempDir dir;
   StoreOptions o;
@@ -449,6 +456,22 @@ TEST(StoreCheckpoints, CommittedWithTheIncidentsTheyProduced) {
   auto none = store.GetCheckpoint("/nope");
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
+}
+
+TEST(StoreCheckpoints, AnEmptyBatchWritesOnlyTheCheckpoints) {
+  TempDir dir;
+  Store store = OpenOrDie(dir.File("t.db"));
+  std::vector<core::Incident> none;
+  std::vector<SourceCheckpoint> cps{{"/var/log/quiet.log", 7, 4096, ""}};
+  auto r = store.Record(none, &cps);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->new_incidents, 0);
+  auto cp = store.GetCheckpoint("/var/log/quiet.log");
+  ASSERT_TRUE(cp.ok() && cp->has_value());
+  EXPECT_EQ((*cp)->offset, 4096u);
+  auto h = store.History({});
+  ASSERT_TRUE(h.ok());
+  EXPECT_TRUE(h->empty());
 }
 
 TEST(StoreHeartbeat, RoundTripsCountersAndLastError) {

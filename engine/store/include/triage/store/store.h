@@ -150,7 +150,8 @@ class Store {
   // Files `incidents` in one transaction, with `checkpoints` (when given) written in the same
   // transaction. Sets each incident's `id` (and its `fingerprint` when it was empty). An
   // incident without root causes is InvalidInput and nothing is written. On error nothing of the
-  // batch is kept and the ids are left unset.
+  // batch is kept and the ids are left unset. `incidents` may be empty: then only the
+  // checkpoints are written (a source read up to a point without a failure in it).
   Result<RecordOutcome> Record(std::vector<core::Incident>& incidents,
                                const std::vector<SourceCheckpoint>* checkpoints = nullptr);
 
