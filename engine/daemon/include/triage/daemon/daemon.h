@@ -6,17 +6,28 @@
 //     them as they grow: inotify events arrive on one descriptor in an event loop; nothing polls.
 //   - Each file is read from its checkpoint (path, inode, offset) in the store, through the same
 //     pipeline as `triage analyze` (ingest::EventStream -> core::Analyzer), one stream per file.
-//   - Incidents go to the store as soon as they close: at once when a fatal event closes them,
-//     else once the file has been quiet for `quiet_gap_seconds`.
+//   - Incidents go to the store as soon as they close: at once when the analyzer closes them;
+//     after a failure (a fatal signature, an uncaught traceback) once the file has been quiet
+//     for `settle_seconds` (0.02 s: the rest of a traceback written by a second write() still
+//     joins); else once the file has been quiet for `quiet_gap_seconds` (default 300 s, the
+//     configuration's [watch] quiet_gap). Closing at either point ends the file's stream there,
+//     as the end of a file ends it for `analyze`: a signal of another process of that file
+//     still waiting for a failure is dropped with it.
 //   - Exactly once: a file's checkpoint only ever moves to an offset where its pipeline holds
 //     nothing (no partial line, no open multi-line event, no open incident), and the incidents
 //     that closed before that offset are written in the same transaction as the checkpoint. A
 //     daemon killed at any moment resumes at the last such offset with a fresh pipeline, which is
 //     the state it had there, so nothing is skipped and nothing is counted twice.
 //   - Rotation: a renamed file is finished through its open descriptor and the new file is
-//     followed; a truncated file (copytruncate) is read again from its start, and its copy is
-//     read only from where the original had been read to; a deleted file is finished and a file
-//     created under its name is a new file; a compressed rotation of a file is never read again.
+//     followed; a truncated file (copytruncate; also noticed when its first bytes change) is
+//     read again from its start, and its copy continues the original's stream from where the
+//     original had been read to (also when the copy was made while the daemon was down); a
+//     deleted file is finished (a short grace for late writes) and a file created under its
+//     name is a new file, even with the same inode number (its birth time tells after a
+//     restart); compressed files are never tailed. Limits: a file truncated and rewritten past
+//     the old offset with the same first 1 KiB is not seen as truncated; a checkpoint whose file
+//     was replaced by one with the same inode number on a file system without birth times is
+//     trusted.
 //   - SIGTERM and SIGINT commit what has closed with the checkpoints and return; SIGHUP reloads
 //     the configuration and the rules (broken rules keep the old ones, and the error is logged).
 //   - With verification on, a background thread runs the verifiers for each new incident, rate
