@@ -6,6 +6,23 @@
 // `doctor`. Check() runs in a child process that the runner forks, so it may block, crash or
 // hang without harm: the runner kills it at its deadline and answers `inconclusive` with why.
 // Check() must never print, and gets everything it needs from its arguments.
+//
+// Arguments each built-in verifier reads (a rule's `verify = [{ verifier, args }]`; an argument
+// whose capture was absent is dropped by the runner, so each falls back as described):
+//   gpu.devices          runtime|required: CUDA version the program needs (cuda.driver_too_old)
+//   cuda.toolkits        required: "12.9" (else NVIDIA's minimum for the architecture);
+//                        arch|sm|capability: "sm_120", "12.x" (else the device's);
+//                        toolkit|cuda_home|nvcc: the toolkit the service uses (else every one)
+//   cuda.compile_launch  device: ordinal (default 0); seed: inputs' seed (default random)
+//   cuda.fatbin          library|path|file: the ELF shared object; arch|sm (else the device's)
+//   cuda.memory          requested|size|tried: "2.00 GiB"; device: ordinal
+//   gpu.health, gpu.peers  none
+//   python.env           module, symbol, package; python (the interpreter) or path (a
+//                        .../lib/python3.X/site-packages/... file of the log), else python3 on PATH
+//   host.oom             pid or process; cgroup: path under the cgroup root
+//   native.lib           library (a soname, or the file that failed); symbol (mangled);
+//                        candidates: ':'- or ','-separated libraries to look the symbol up in
+//   net.port             port
 #pragma once
 
 #include <cstdint>
