@@ -177,6 +177,7 @@ TEST(RulePacks, LookAlikesOfHealthyRunsNameNoCause) {
       "ws-gpu2:30412:30412 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
       "(InferenceServer pid=52010) WARNING 04-24 01:50:53 [layerwise.py:230] MMEncoderAttention: Failed to load weights",
       "[2025-06-01 00:00:01 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1",
+      "WARNING 06-01 00:00:01 [scheduler.py:1537] Sequence group 98183 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance.",
       "(APIServer pid=1) INFO 06-01 00:00:01 [logger.py:43] Received request x: prompt: 'my log says NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus. what now?'",
   };
   auto rules = Shipped();
