@@ -74,7 +74,7 @@ LiteralScanner::LiteralScanner(const std::vector<std::string>& literals) {
     size_t width, min_len, max_len;
     bool triple;
   };
-  for (const Spec spec : {Spec{8, 8, SIZE_MAX, true}, Spec{6, 6, 7, false}, Spec{4, 4, 5, false}}) {
+  for (const Spec spec : {Spec{8, 8, SIZE_MAX, true}, Spec{4, 4, 7, false}}) {
     Group g;
     g.width = spec.width;
     g.triple = spec.triple;
