@@ -2,7 +2,7 @@
 # bench/analyze.sh: `triage analyze --no-store` against `rg -c -f patterns.txt` on a generated log.
 #
 #   bench/analyze.sh [TRIAGE] [DATA_DIR]      (defaults: build/release/bin/triage, /tmp/triage-bench)
-#   env: SIZE=1G SEED=7 PAIRS=5
+#   env: SIZE=1G SEED=7 PAIRS=5 SHARED=../shared/bench (genlogs.py, patterns.txt)
 #
 # Generates the log with ../shared/bench/genlogs.py (and its truth sidecar) when absent, runs
 # triage (--threads 1) and rg alternately, PAIRS pairs after one untimed warm-up of each, and
@@ -13,7 +13,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-shared=$(cd "$root/../shared/bench" && pwd)
+shared=$(cd "${SHARED:-$root/../shared/bench}" && pwd)
 TRIAGE=${1:-$root/build/release/bin/triage}
 DATA=${2:-/tmp/triage-bench}
 SIZE=${SIZE:-1G}
