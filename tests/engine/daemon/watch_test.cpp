@@ -145,7 +145,7 @@ TEST_F(WatchTest, AppendsAreReadOnceAsTheyArrive) {
   ExpectSameCounts(Reference({log}));
 }
 
-TEST_F(WatchTest, TheWholeWorkloadMatchesItsTruthAsAnalyzeSeesIt) {
+TEST_F(WatchTest, TheWholeWorkloadAsAnalyzeSeesItAndItsTruthRecorded) {
   // Per root cause, the truth sidecar's incidents against what the daemon stored; the daemon
   // must agree with analyze exactly (above), and this records how both compare with the truth.
   fs::path log = dir_ / "app.log";
