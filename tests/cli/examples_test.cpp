@@ -135,5 +135,25 @@ TEST(Examples, FlashInferGateWithNewToolkitIsTheLibrary) {
     EXPECT_FALSE(IsId(c.s("cause"), "cuda.toolkit_too_old_for_arch")) << "no toolkit gap is in sight";
 }
 
+// The same rejection without FlashInfer's own probe line, on an RTX 5090 (sm_120, line 2) with
+// CUDA_HOME at a 12.8 toolkit (lines 3, 5): the gap is in sight, so the toolkit is the cause and
+// names the 12.9 that FlashInfer's JIT needs for SM 12.x (knowledge tables).
+TEST(Examples, FlashInferGateWithToolkit128IsTheToolkit) {
+  Json doc = Report("tests/data/counter/flashinfer-gate-cuda128.log");
+  const auto& incidents = doc.arr("incidents");
+  ASSERT_EQ(incidents.size(), 1u);
+  const auto& causes = incidents[0].arr("causes");
+  ASSERT_FALSE(causes.empty());
+  EXPECT_TRUE(IsId(causes[0].s("cause"), "cuda.toolkit_too_old_for_arch")) << causes[0].s("cause");
+  EXPECT_TRUE(Contains(causes[0].s("title"), "12.9")) << causes[0].s("title");
+  EXPECT_TRUE(Contains(causes[0].s("title"), "12.8")) << causes[0].s("title");
+  bool gate_symptom = false;
+  for (const auto& s : causes[0].arr("symptoms"))
+    if (IsId(s.s("cause"), "lib.arch_unsupported"))
+      for (const auto& e : s.arr("evidence")) gate_symptom |= int(e.n("line")) == 16;
+  EXPECT_TRUE(gate_symptom);
+  for (const auto& c : causes) EXPECT_FALSE(IsId(c.s("cause"), "lib.arch_unsupported"));
+}
+
 }  // namespace
 }  // namespace corpus_test
