@@ -73,10 +73,10 @@ int RunSearch(const std::vector<std::string>& argv) {
     std::cout << "No stored evidence contains it.\n";
     return kExitOk;
   }
-  Table table({"ID", "SERVICE", "CAUSE", "WHERE", "LINE"});
+  Table table({"ID", "SERVICE", "CAUSE", "WHERE", "TEXT"});
   for (const auto& h : *hits) {
     table.Add({std::to_string(h.incident_id), Clip(h.service, 24), Clip(h.cause, 36),
-               Clip(h.source, 40) + ":" + std::to_string(h.line), Clip(h.excerpt, 100)});
+               ClipLeft(h.source, 40) + ":" + std::to_string(h.line), Clip(h.excerpt, 100)});
   }
   std::cout << table.Render();
   return kExitOk;

@@ -87,6 +87,18 @@ inline std::string Clip(const std::string& s, size_t width) {
   return out + "…";
 }
 
+// `s` cut to its last `width` code points, with "…" in front when cut (paths: the file name
+// is the part that tells).
+inline std::string ClipLeft(const std::string& s, size_t width) {
+  if (width == 0 || DisplayWidth(s) <= width) return s;
+  size_t keep = width - 1, n = 0, i = s.size();
+  while (i > 0 && n < keep) {
+    --i;
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) ++n;
+  }
+  return "…" + s.substr(i);
+}
+
 // Columns padded to the widest cell; the last column is not padded.
 class Table {
  public:
