@@ -117,6 +117,12 @@ std::string ReadAt(int fd, uint64_t offset, size_t n) {
   return out;
 }
 
+// The two agree on their common length.
+bool SamePrefix(const std::string& a, const std::string& b) {
+  size_t n = std::min(a.size(), b.size());
+  return a.compare(0, n, b, 0, n) == 0;
+}
+
 // Number of '\n' in the first `offset` bytes.
 uint64_t CountLines(int fd, uint64_t offset) {
   std::vector<char> buf(kReadChunk);
@@ -161,7 +167,8 @@ struct Tail {
   Clock::time_point last_data = Clock::now();
   Clock::time_point created = Clock::now();
   Clock::time_point orphan_deadline{};
-  FileId copy_of{};  // kPendingCopy: the file it seems to be a copy of
+  FileId copy_of{};        // kPendingCopy: the file it seems to be a copy of
+  std::string origin_head;  // kPendingCopy: that file's first bytes
   bool queued = false;
 
   ~Tail() {
@@ -683,10 +690,11 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
     auto origin = by_path_.find(JoinPath(folder.path, RotationBase(name)));
     if (origin != by_path_.end()) {
       Tail& o = *tails_.at(origin->second);
-      if (!o.head.empty() && o.head.compare(0, t->head.size(), t->head) == 0 &&
+      if (!o.head.empty() && SamePrefix(o.head, t->head) &&
           !(t->head.empty() && o.read_offset == 0)) {
         t->kind = Tail::Kind::kPendingCopy;
         t->copy_of = o.id;
+        t->origin_head = o.head;
       }
     }
   }
@@ -726,6 +734,11 @@ void Daemon::MakeOrphan(Tail& t, const char* why) {
   std::unique_ptr<Tail> owned = std::move(it->second);
   tails_.erase(it);
   if (owned->kind == Tail::Kind::kPendingCopy) return;  // nothing read from it
+  // Copies of it waiting for its truncation will not see one: their bytes are read here.
+  std::vector<Tail*> copies;
+  for (auto& [cid, c] : tails_)
+    if (c->kind == Tail::Kind::kPendingCopy && c->copy_of == owned->id) copies.push_back(c.get());
+  for (Tail* c : copies) DecidePendingCopy(*c, false);
   owned->kind = Tail::Kind::kOrphan;
   owned->orphan_deadline = Clock::now() + kOrphanGrace;
   Tail& ref = *owned;
@@ -735,7 +748,11 @@ void Daemon::MakeOrphan(Tail& t, const char* why) {
 }
 
 void Daemon::MarkReady(Tail& t) {
-  if (t.queued || t.kind == Tail::Kind::kPendingCopy) return;
+  if (t.kind == Tail::Kind::kPendingCopy) {
+    DecidePendingCopy(t, false);  // marks it ready once it is known not to be a copy
+    return;
+  }
+  if (t.queued) return;
   t.queued = true;
   ready_.push_back(&t);
   if (!opts_.once && !draining_posted_) {
@@ -895,6 +912,7 @@ void Daemon::OnTruncated(Tail& t, uint64_t size) {
     copy->settled_offset = t.settled_offset;
     copy->committed_offset = t.committed_offset;
     copy->last_data = Clock::now();
+    copy->head = ReadAt(copy->fd, 0, kHeadBytes);
     t.closed.clear();
     QueueCheckpoint(*copy);  // resumes in the copy at the original's settled offset
     MarkReady(*copy);
@@ -913,20 +931,18 @@ void Daemon::OnTruncated(Tail& t, uint64_t size) {
 }
 
 void Daemon::DecidePendingCopy(Tail& t, bool deadline_passed) {
-  auto origin = tails_.find(t.copy_of);
   std::string mine = ReadAt(t.fd, 0, kHeadBytes);
-  bool same_start = origin != tails_.end() && !origin->second->head.empty() &&
-                    origin->second->head.compare(0, mine.size(), mine) == 0;
-  if (!same_start) {
+  if (!SamePrefix(t.origin_head, mine)) {
     // Not a copy after all: an ordinary new file, read from its start.
     t.kind = Tail::Kind::kLive;
     t.head = mine;
     MarkReady(t);
     return;
   }
-  if (!deadline_passed) return;
-  // A copy whose original never shrank (a person's `cp`): every byte of it is also in the
-  // original, which is read; so is nothing here.
+  // Still undecided while the original lives on under its name: its truncation decides.
+  if (!deadline_passed && tails_.count(t.copy_of)) return;
+  // A copy whose original never shrank (a person's `cp`), or was deleted or moved away (and is
+  // finished through its descriptor): every byte here is also in the original, which is read.
   struct stat st {};
   if (fstat(t.fd, &st) != 0) return;
   t.kind = Tail::Kind::kLive;
@@ -936,7 +952,7 @@ void Daemon::DecidePendingCopy(Tail& t, bool deadline_passed) {
   NewPipeline(t);
   QueueCheckpoint(t);
   ScheduleCommit(std::chrono::milliseconds(0));
-  Info("file.copy", {{"path", t.path}, {"of", origin->second->path}, {"skipped", std::to_string(st.st_size)}});
+  Info("file.copy", {{"path", t.path}, {"skipped", std::to_string(st.st_size)}});
   MarkReady(t);
 }
 

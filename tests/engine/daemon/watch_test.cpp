@@ -232,6 +232,25 @@ TEST_F(WatchTest, CopytruncateWhileTheOriginalIsStillBeingRead) {
   ExpectSameCounts(Reference({copy, log}));
 }
 
+TEST_F(WatchTest, CopyThenDeleteIsNotReadTwice) {
+  // A rotation done as `cp app.log app.log.1 && rm app.log`: the copy holds bytes read from the
+  // original (finished through its descriptor), so nothing of it is read again.
+  fs::path log = dir_ / "app.log";
+  fs::path copy = dir_ / "app.log.1";
+  size_t a = lines_.size() / 2;
+  Append(log, lines_, 0, a);
+  WatchProcess w(tmp_.path(), ExactArgs());
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
+  fs::copy_file(log, copy);
+  fs::remove(log);
+  Append(log, lines_, a, lines_.size());
+  ASSERT_TRUE(WaitUntil([&] { return w.Log().find("event=file.copy") != std::string::npos; }, 10s))
+      << w.Log();
+  ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(copy) + FileSize(log)))) << w.Log();
+  StopAndFinish(w);
+  ExpectSameCounts(Reference({copy, log}));
+}
+
 TEST_F(WatchTest, DeleteAndRecreateIsANewFile) {
   fs::path log = dir_ / "app.log";
   size_t a = lines_.size() / 2;
