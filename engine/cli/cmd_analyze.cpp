@@ -1,7 +1,11 @@
 // `triage analyze [FILE...|-]`: read logs, report incidents with ranked root causes.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -142,6 +146,116 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
                    });
   if (!st.ok()) out.error = st.message();
   return out;
+}
+
+// One large plain file analysed by several threads: the file is cut at line starts into parts,
+// each read by its own pipeline and analyzer. A part's analyzer reads on past its end until it
+// holds no open incident and its pipeline is idle (so nothing that starts in its part is cut),
+// and the next part drops the incidents that start in what the previous part already covered.
+// Line numbers are made global by counting the newlines of the parts before. Returns nullopt
+// when the file cannot be split (not a regular file, small, compressed), and the caller reads it
+// as a stream.
+std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_id,
+                                       const std::shared_ptr<const core::RuleSet>& rules,
+                                       const Settings& s, Progress& progress, unsigned parts) {
+  constexpr uint64_t kMinSplit = 32u << 20;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) < kMinSplit) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  const uint64_t size = uint64_t(st.st_size);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return std::nullopt;
+  ::madvise(map, size, MADV_SEQUENTIAL);
+  const char* data = static_cast<const char*>(map);
+  if (static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b) {
+    ::munmap(map, size);  // gzip: only the stream reader decompresses
+    return std::nullopt;
+  }
+  std::vector<uint64_t> cut{0};
+  for (unsigned k = 1; k < parts; ++k) {
+    const uint64_t from = size / parts * k;
+    const void* nl = std::memchr(data + from, '\n', size - from);
+    if (!nl) break;
+    const uint64_t at = uint64_t(static_cast<const char*>(nl) - data) + 1;
+    if (at > cut.back() && at < size) cut.push_back(at);
+  }
+  cut.push_back(size);
+  const size_t n = cut.size() - 1;
+
+  struct Part {
+    std::vector<core::Incident> incidents;
+    uint64_t lines_in_range = 0;  // newlines in [cut[k], cut[k+1])
+    uint64_t lines_covered = 0;   // newlines read in all, past the end included
+  };
+  std::vector<Part> out(n);
+  auto run = [&](size_t k) {
+    Part& part = out[k];
+    core::AnalyzerOptions opts;
+    if (s.service) opts.service = *s.service;
+    opts.quiet_gap_seconds = s.quiet_gap_seconds;
+    core::Analyzer analyzer(rules, opts);
+    ingest::IngestOptions io;
+    const core::RuleSet* r = rules.get();
+    io.keep_line = [r, &analyzer](std::string_view raw) {
+      return r->LineMayMatch(raw, analyzer.wants_benign());
+    };
+    ingest::EventStream stream(source_id, io, [&](ingest::Event&& ev) {
+      analyzer.Add(ev, path);
+      for (auto& i : analyzer.TakeClosed()) part.incidents.push_back(std::move(i));
+    });
+    constexpr uint64_t kSlice = 1u << 20;
+    for (uint64_t pos = cut[k]; pos < cut[k + 1]; pos += kSlice) {
+      const uint64_t len = std::min(kSlice, cut[k + 1] - pos);
+      stream.Feed(std::string_view(data + pos, len));
+      progress.Add(len);
+    }
+    part.lines_in_range = uint64_t(std::count(data + cut[k], data + cut[k + 1], '\n'));
+    part.lines_covered = part.lines_in_range;
+    uint64_t pos = cut[k + 1];
+    while (pos < size && (analyzer.has_open_incident() || !stream.idle())) {
+      const void* nl = std::memchr(data + pos, '\n', size - pos);
+      const uint64_t end = nl ? uint64_t(static_cast<const char*>(nl) - data) + 1 : size;
+      stream.Feed(std::string_view(data + pos, end - pos));
+      if (nl) ++part.lines_covered;
+      pos = end;
+    }
+    stream.Finish();
+    for (auto& i : analyzer.Finish()) part.incidents.push_back(std::move(i));
+  };
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < n; ++k) pool.emplace_back(run, k);
+  run(0);
+  for (auto& t : pool) t.join();
+  ::munmap(map, size);
+
+  FileResult result;
+  uint64_t offset = 0, covered = 0;
+  for (size_t k = 0; k < n; ++k) {
+    for (auto& inc : out[k].incidents) {
+      auto shift = [&](uint64_t& line) { line += offset; };
+      shift(inc.first_line);
+      shift(inc.last_line);
+      for (auto& c : inc.causes) {
+        for (auto& e : c.evidence) shift(e.line);
+        for (auto& sym : c.symptoms)
+          for (auto& e : sym.evidence) shift(e.line);
+      }
+      if (k > 0 && inc.first_line <= covered) continue;  // the part before saw it whole
+      result.incidents.push_back(std::move(inc));
+    }
+    covered = std::max(covered, offset + out[k].lines_covered);
+    offset += out[k].lines_in_range;
+  }
+  std::stable_sort(result.incidents.begin(), result.incidents.end(),
+                   [](const core::Incident& a, const core::Incident& b) {
+                     return a.first_line < b.first_line;
+                   });
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -299,6 +413,14 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     for (size_t i; (i = next.fetch_add(1)) < inputs.size();)
       results[i] = AnalyzeOne(inputs[i], uint32_t(i), loaded.rules, s, progress);
   };
+  // One input and several threads: the threads share the input, when it can be cut.
+  std::optional<FileResult> split;
+  if (inputs.size() == 1 && threads > 1 && inputs[0] != "-")
+    split = AnalyzeSplit(inputs[0], 0, loaded.rules, s, progress, threads);
+  if (split) {
+    results[0] = std::move(*split);
+    next = inputs.size();
+  }
   const unsigned n = std::min<unsigned>(threads, unsigned(inputs.size()));
   if (n <= 1) {
     worker();

@@ -478,6 +478,8 @@ std::vector<Incident> Analyzer::TakeClosed() {
   return out;
 }
 
+bool Analyzer::has_open_incident() const { return !impl_->windows.empty(); }
+
 bool Analyzer::wants_benign() const {
   for (const auto& w : impl_->windows)
     if (!w.definitive) return true;

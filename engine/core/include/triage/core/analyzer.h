@@ -67,6 +67,9 @@ class Analyzer {
   // Only then do lines that can match nothing but benign signatures matter (the prefilter
   // passes this to RuleSet::LineMayMatch).
   bool wants_benign() const;
+  // True while an incident is open (a failure seen, its window not closed yet). A caller that
+  // splits one input between analyzers cuts only where this is false.
+  bool has_open_incident() const;
 
  private:
   struct Impl;
