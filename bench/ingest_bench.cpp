@@ -1,6 +1,11 @@
 // ingest_bench: the ingest library alone (framing, decoding, assembly) over one file, one thread.
 //
-//   ingest_bench FILE [--repeat N] [--no-hash] [--print]
+//   ingest_bench FILE [--repeat N] [--no-hash] [--print] [--keep-none]
+//
+// --keep-none sets IngestOptions::keep_line to a predicate that keeps no line: only multi-line
+// events are decoded and assembled, as when the engine's literal prefilter rejects every line;
+// it measures framing plus the scan for traceback/block starters (the hash pass is then skipped:
+// its events differ from `--events`).
 //
 // Pass 1 (timed) reads FILE through IngestSource with a sink that only counts events: that is
 // the MB/s figure. Pass 2 (untimed) formats each event with EventToJson and hashes the lines, each
@@ -15,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include "triage/ingest/pipeline.h"
 
@@ -43,20 +49,26 @@ struct Fnv1a {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: ingest_bench FILE [--repeat N] [--no-hash] [--print]\n");
+    std::fprintf(stderr, "usage: ingest_bench FILE [--repeat N] [--no-hash] [--print] [--keep-none]\n");
     return 2;
   }
   std::string path = argv[1];
   int repeat = 1;
   bool hash = true;
   bool print = false;
+  bool keep_none = false;
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-hash")) hash = false;
     else if (!std::strcmp(argv[i], "--print")) print = true;
+    else if (!std::strcmp(argv[i], "--keep-none")) keep_none = true;
   }
   using triage::ingest::Event;
   triage::ingest::IngestOptions options;
+  if (keep_none) {
+    options.keep_line = [](std::string_view) { return false; };
+    hash = false;
+  }
 
   if (print) {
     auto src = triage::ingest::OpenSource(path);
