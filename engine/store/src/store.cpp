@@ -690,6 +690,8 @@ Result<std::vector<SearchHit>> Store::Search(std::string_view text, int64_t limi
 }
 
 Result<Stats> Store::GetStats() {
+  // Full scans by design. NOT INDEXED: reading the tables in order beats walking an index and
+  // fetching each row at random (6x for the services at 30,000 incidents).
   Db& db = impl_->db;
   auto txn = Transaction::Begin(db, Transaction::Mode::kRead);
   if (!txn.ok()) return txn.status();
@@ -709,13 +711,13 @@ Result<Stats> Store::GetStats() {
   auto by_cause = StatsRows(
       db,
       "SELECT cause, count(*), sum(occurrences) FROM (SELECT DISTINCT h.cause, i.id, "
-      "i.occurrences FROM hypotheses h JOIN incidents i ON i.id = h.incident_id "
+      "i.occurrences FROM hypotheses h NOT INDEXED JOIN incidents i ON i.id = h.incident_id "
       "WHERE h.explained_by IS NULL) GROUP BY cause ORDER BY 2 DESC, 3 DESC, 1");
   if (!by_cause.ok()) return by_cause.status();
   s.by_cause = std::move(*by_cause);
   auto by_service = StatsRows(db,
                               "SELECT service, count(*), sum(occurrences) FROM incidents "
-                              "GROUP BY service ORDER BY 2 DESC, 3 DESC, 1");
+                              "NOT INDEXED GROUP BY service ORDER BY 2 DESC, 3 DESC, 1");
   if (!by_service.ok()) return by_service.status();
   s.by_service = std::move(*by_service);
   auto by_day = StatsRows(db,
