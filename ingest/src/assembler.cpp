@@ -340,11 +340,66 @@ DecodedLine& Assembler::LineBuffer() {
   return scratch_.lines[0];
 }
 
+namespace {
+
+// The literals whose presence in a raw line means it may start a multi-line event, each with a
+// rare two-byte pair inside it (and that pair's offset) to look for first.
+struct StarterLiteral {
+  std::string_view text;
+  size_t pair;  // offset of the two bytes searched for
+};
+constexpr StarterLiteral kStarters[] = {
+    {"Traceback", 0},         // "Tr"
+    {"File \"", 0},           // "Fi"
+    {"rror: ", 3},            // "r:"
+    {"terminate called", 2},  // "rm"
+    {"atchdog", 3},           // "hd"
+};
+
+bool StarterAt(std::string_view raw, size_t pos) {
+  for (const auto& st : kStarters) {
+    if (raw[pos] != st.text[st.pair] || pos + 1 >= raw.size() || raw[pos + 1] != st.text[st.pair + 1]) continue;
+    if (pos < st.pair) continue;
+    size_t start = pos - st.pair;
+    if (raw.substr(start, st.text.size()) == st.text) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool Assembler::MayStartMultiLine(std::string_view raw) {
   // A raw line still has its envelope (and may be JSON, with escapes), so this is looser than
-  // the checks on decoded messages: any hint of a starter keeps the line.
-  return Contains(raw, "Traceback") || Contains(raw, "File \"") || Contains(raw, "rror: ") ||
-         Contains(raw, "terminate called") || Contains(raw, "atchdog");
+  // the checks on decoded messages: any hint of a starter keeps the line. It runs on every line
+  // the caller's prefilter rejects, so it is one pass that looks for the starters' rare byte
+  // pairs 16 positions at a time, and compares the whole literal only where a pair occurs.
+  const char* p = raw.data();
+  size_t n = raw.size();
+  size_t i = 0;
+#if defined(__SSE2__)
+  if (n >= 17) {
+    const __m128i c_T = _mm_set1_epi8('T'), c_r = _mm_set1_epi8('r'), c_F = _mm_set1_epi8('F'),
+                  c_i = _mm_set1_epi8('i'), c_colon = _mm_set1_epi8(':'), c_m = _mm_set1_epi8('m'),
+                  c_h = _mm_set1_epi8('h'), c_d = _mm_set1_epi8('d');
+    for (; i + 17 <= n; i += 16) {
+      __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 1));
+      __m128i hit = _mm_and_si128(_mm_cmpeq_epi8(a, c_T), _mm_cmpeq_epi8(b, c_r));
+      hit = _mm_or_si128(hit, _mm_and_si128(_mm_cmpeq_epi8(a, c_F), _mm_cmpeq_epi8(b, c_i)));
+      hit = _mm_or_si128(hit, _mm_and_si128(_mm_cmpeq_epi8(a, c_r), _mm_cmpeq_epi8(b, c_colon)));
+      hit = _mm_or_si128(hit, _mm_and_si128(_mm_cmpeq_epi8(a, c_r), _mm_cmpeq_epi8(b, c_m)));
+      hit = _mm_or_si128(hit, _mm_and_si128(_mm_cmpeq_epi8(a, c_h), _mm_cmpeq_epi8(b, c_d)));
+      unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+      while (mask) {
+        if (StarterAt(raw, i + static_cast<size_t>(__builtin_ctz(mask)))) return true;
+        mask &= mask - 1;
+      }
+    }
+  }
+#endif
+  for (; i + 1 < n; ++i)
+    if (StarterAt(raw, i)) return true;
+  return false;
 }
 
 Assembler::Open* Assembler::FindOpen(std::string_view key) {

@@ -521,3 +521,24 @@ TEST(ExceptionLine, RecognisesDottedAndBareTypes) {
 
 }  // namespace
 }  // namespace triage::ingest
+
+namespace triage::ingest {
+namespace {
+
+TEST(MayStartMultiLine, FindsEveryStarterAnywhereInARawLine) {
+  const std::string pad(37, 'x');
+  for (std::string lit : {"Traceback", "File \"", "rror: ", "terminate called", "atchdog"}) {
+    for (size_t at : {size_t{0}, size_t{5}, size_t{15}, size_t{16}, size_t{31}}) {
+      std::string raw = pad.substr(0, at) + lit + pad;
+      EXPECT_TRUE(detail::Assembler::MayStartMultiLine(raw)) << lit << " at " << at;
+      EXPECT_TRUE(detail::Assembler::MayStartMultiLine(pad.substr(0, at) + lit)) << lit << " at end";
+    }
+  }
+  EXPECT_TRUE(detail::Assembler::MayStartMultiLine(R"({"log":"[rank0]: Traceback (most recent call last):\n"})"));
+  EXPECT_FALSE(detail::Assembler::MayStartMultiLine("INFO 05-26 07:50:26 [core.py:1] Trace back: the error path ok"));
+  EXPECT_FALSE(detail::Assembler::MayStartMultiLine(""));
+  EXPECT_FALSE(detail::Assembler::MayStartMultiLine("T"));
+}
+
+}  // namespace
+}  // namespace triage::ingest
