@@ -791,7 +791,10 @@ bool Daemon::ReadTail(Tail& t, size_t budget) {
     Error("file.stat", Errno(errno), {{"path", t.path}});
     return false;
   }
-  if (static_cast<uint64_t>(st.st_size) < t.read_offset) {
+  if (t.kind == Tail::Kind::kOrphan) {
+    // A file that left its folder is only read to its end; shrinking, it has no more to give.
+    if (static_cast<uint64_t>(st.st_size) < t.read_offset) return false;
+  } else if (static_cast<uint64_t>(st.st_size) < t.read_offset) {
     OnTruncated(t, st.st_size);
   } else if (t.read_offset > 0 && !t.head.empty() && ReadAt(t.fd, 0, t.head.size()) != t.head) {
     // Truncated and written again past where we were before we looked: the first bytes tell.

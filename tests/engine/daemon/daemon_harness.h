@@ -117,10 +117,16 @@ inline int RunTriage(const std::vector<std::string>& args, const fs::path& home,
 // A `triage watch` running in the background; killed at the end of the test if still running.
 class WatchProcess {
  public:
+  // Returns once the daemon has logged its start (its store is open then: a reader opening the
+  // database earlier could race the daemon's creation of the schema), or has exited.
   WatchProcess(const fs::path& home, std::vector<std::string> args) : home_(home) {
     args.insert(args.begin(), "watch");
     log_ = home / "watch.log";
+    size_t before = Starts();
     pid_ = Spawn(args, home, home / "watch.out", log_);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (Starts() == before && Running() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ~WatchProcess() {
     if (pid_ > 0) {
@@ -143,6 +149,14 @@ class WatchProcess {
   bool Running() {
     int st;
     return pid_ > 0 && waitpid(pid_, &st, WNOHANG) == 0;
+  }
+  size_t Starts() const {
+    std::string log = Log();
+    size_t n = 0;
+    for (size_t k = log.find("event=watch.start"); k != std::string::npos;
+         k = log.find("event=watch.start", k + 1))
+      ++n;
+    return n;
   }
   std::string Log() const {
     std::ifstream in(log_);

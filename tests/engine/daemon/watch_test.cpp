@@ -585,7 +585,10 @@ TEST_F(WatchTest, VerifyAddsVerdictsInTheBackground) {
     return n;
   };
   ASSERT_TRUE(WaitUntil([&] { return verdicts() > 0; }, 30s)) << w.Log();
-  EXPECT_NE(w.Log().find("event=verify.done"), std::string::npos) << w.Log();
+  // The worker logs after it has written the verdicts.
+  EXPECT_TRUE(WaitUntil([&] { return w.Log().find("event=verify.done") != std::string::npos; },
+                        5s))
+      << w.Log();
   ASSERT_EQ(w.Stop(SIGTERM), 0);
 }
 
