@@ -1,0 +1,72 @@
+// Verdicts feed back into the ranking (core::ApplyVerdicts): confirmed up, refuted below every
+// cause that no verifier refuted.
+#include <gtest/gtest.h>
+
+#include "triage/core/incident.h"
+#include "triage/core/verifier.h"
+
+namespace triage::core {
+namespace {
+
+Cause MakeCause(const std::string& id, double score, std::optional<Verdict> verdict) {
+  Cause c;
+  c.cause = id;
+  c.score = score;
+  c.band = ScoreBand(score);
+  c.evidence.push_back({"svc.log", 10, "the same line"});
+  if (verdict) c.verifications.push_back({"test.verifier", *verdict, "because", "{}", "host", 1});
+  return c;
+}
+
+std::vector<std::string> Order(const Incident& inc) {
+  std::vector<std::string> out;
+  for (const auto& c : inc.causes) out.push_back(c.cause);
+  return out;
+}
+
+TEST(VerdictsTest, ConfirmedOutranksUnverifiedWithTheSameEvidenceAndRefutedFallsBelowBoth) {
+  Incident inc;
+  // Equal scores, the refuted one first and the confirmed one last, so that only the verdicts
+  // can produce the expected order.
+  inc.causes.push_back(MakeCause("refuted.cause", 0.8, Verdict::kRefuted));
+  inc.causes.push_back(MakeCause("unverified.cause", 0.8, std::nullopt));
+  inc.causes.push_back(MakeCause("confirmed.cause", 0.8, Verdict::kConfirmed));
+  ApplyVerdicts(inc);
+  EXPECT_EQ(Order(inc),
+            (std::vector<std::string>{"confirmed.cause", "unverified.cause", "refuted.cause"}));
+  for (size_t i = 0; i < inc.causes.size(); ++i) EXPECT_EQ(inc.causes[i].rank, int(i) + 1);
+  EXPECT_GT(inc.causes[0].score, 0.8);
+  EXPECT_DOUBLE_EQ(inc.causes[1].score, 0.8);
+  EXPECT_LT(inc.causes[2].score, 0.8);
+}
+
+TEST(VerdictsTest, RefutedHighScoreFallsBelowWeakUnrefutedCause) {
+  Incident inc;
+  inc.causes.push_back(MakeCause("strong.but.refuted", 0.99, Verdict::kRefuted));
+  inc.causes.push_back(MakeCause("weak.unverified", 0.2, std::nullopt));
+  ApplyVerdicts(inc);
+  EXPECT_EQ(Order(inc), (std::vector<std::string>{"weak.unverified", "strong.but.refuted"}));
+}
+
+TEST(VerdictsTest, InconclusiveAndSkippedChangeNothing) {
+  Incident inc;
+  inc.causes.push_back(MakeCause("a", 0.9, Verdict::kInconclusive));
+  inc.causes.push_back(MakeCause("b", 0.5, Verdict::kSkipped));
+  ApplyVerdicts(inc);
+  EXPECT_EQ(Order(inc), (std::vector<std::string>{"a", "b"}));
+  EXPECT_DOUBLE_EQ(inc.causes[0].score, 0.9);
+  EXPECT_DOUBLE_EQ(inc.causes[1].score, 0.5);
+}
+
+TEST(VerdictsTest, ConfirmedAndRefutedByTwoVerifiersCountsAsConfirmed) {
+  Incident inc;
+  inc.causes.push_back(MakeCause("other", 0.7, std::nullopt));
+  Cause mixed = MakeCause("mixed", 0.6, Verdict::kConfirmed);
+  mixed.verifications.push_back({"second", Verdict::kRefuted, "", "{}", "host", 1});
+  inc.causes.push_back(mixed);
+  ApplyVerdicts(inc);
+  EXPECT_EQ(inc.causes[0].cause, "mixed");
+}
+
+}  // namespace
+}  // namespace triage::core
