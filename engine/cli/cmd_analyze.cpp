@@ -150,8 +150,8 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
 
 // One large plain file analysed by several threads: the file is cut at line starts into parts,
 // each read by its own pipeline and analyzer. A part's analyzer reads on past its end until it
-// holds no open incident and its pipeline is idle (so nothing that starts in its part is cut),
-// and the next part drops the incidents that start in what the previous part already covered.
+// holds no open incident and its pipeline is idle (so no incident of its part is cut), and the
+// next part drops the incidents whose first failure lies in what the part before covered.
 // Line numbers are made global by counting the newlines of the parts before. Returns nullopt
 // when the file cannot be split (not a regular file, small, compressed), and the caller reads it
 // as a stream.
@@ -240,12 +240,15 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
       auto shift = [&](uint64_t& line) { line += offset; };
       shift(inc.first_line);
       shift(inc.last_line);
+      shift(inc.failure_line);
       for (auto& c : inc.causes) {
         for (auto& e : c.evidence) shift(e.line);
         for (auto& sym : c.symptoms)
           for (auto& e : sym.evidence) shift(e.line);
       }
-      if (k > 0 && inc.first_line <= covered) continue;  // the part before saw it whole
+      // Failures up to where the part before stopped are that part's (it stopped only with
+      // every incident closed); a warning before that point may still open this part's.
+      if (k > 0 && inc.failure_line <= covered) continue;
       result.incidents.push_back(std::move(inc));
     }
     covered = std::max(covered, offset + out[k].lines_covered);

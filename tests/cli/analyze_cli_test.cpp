@@ -138,4 +138,38 @@ TEST(AnalyzeCli, ThreadsGiveTheSameReport) {
   EXPECT_EQ(one.out, four.out);
 }
 
+TEST(AnalyzeCli, OneLargeFileSharedByThreadsGivesTheSameReport) {
+  // 40 MB of noise with a crash every 4 MB, one of them straddling the middle, where two
+  // threads cut the file.
+  const fs::path p = fs::temp_directory_path() / ("triage-cli-large-" + std::to_string(::getpid()) + ".log");
+  {
+    std::ofstream f(p, std::ios::binary);
+    const std::string noise = "[2026-11-02 09:14:51 TP0] Decode batch. #running-req: 12, #token: 4096, token usage: 0.42\n";
+    uint64_t written = 0, next_crash = 1u << 20;
+    int crashes = 0;
+    while (written < (40u << 20)) {
+      if (written >= next_crash) {
+        f << "Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n"
+          << "Traceback (most recent call last):\n  File \"/srv/main.py\", line 3, in <module>\n"
+          << "    run()\nRuntimeError: FlashInfer requires GPUs with sm75 or higher\n";
+        next_crash += 4u << 20;
+        ++crashes;
+      }
+      f << noise;
+      written += noise.size();
+    }
+    ASSERT_EQ(crashes, 10);
+  }
+  Outcome one = Triage("analyze --no-store --json --threads 1 " + p.string());
+  Outcome three = Triage("analyze --no-store --json --threads 3 " + p.string());
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, three.out);
+  size_t incidents = 0;
+  for (size_t at = one.out.find("\"id\":null"); at != std::string::npos;
+       at = one.out.find("\"id\":null", at + 1))
+    ++incidents;
+  EXPECT_EQ(incidents, 10u);
+  fs::remove(p);
+}
+
 }  // namespace

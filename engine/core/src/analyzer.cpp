@@ -202,6 +202,8 @@ struct Analyzer::Impl {
       inc.source = w->source;
       inc.first_line = w->first_line == std::numeric_limits<uint64_t>::max() ? 0 : w->first_line;
       inc.last_line = w->last_line;
+      inc.failure_line = w->failures.front().line;
+      for (const auto& f : w->failures) inc.failure_line = std::min(inc.failure_line, f.line);
       inc.started = w->started;
       inc.ended = w->ended;
       detail::RankCauses(*rules, w->hits, w->failures, inc);

@@ -67,6 +67,9 @@ struct Incident {
   std::string source;  // path as given
   uint64_t first_line = 0;
   uint64_t last_line = 0;
+  // The line of the incident's first failure (first_line may be an earlier warning that joined
+  // it). Not part of the reports; lets a caller that splits one input tell whose incident it is.
+  uint64_t failure_line = 0;
   std::optional<std::string> started;  // ISO 8601 from the log, when it has times
   std::optional<std::string> ended;
   std::vector<Cause> causes;  // root causes only, in rank order
