@@ -463,7 +463,7 @@ bool Assembler::StartEvent(std::string_view key, DecodedLine& line, const LineMe
     state = State::kFrames;
   } else if (IsIPythonHead(m, ipy_type)) {
     state = State::kIPython;
-  } else if (meta.indent > 0 && m[meta.indent] == 'F' && ParseFrameLine(m.substr(meta.indent), frame) &&
+  } else if (meta.indent > 0 && meta.indent < m.size() && m[meta.indent] == 'F' && ParseFrameLine(m.substr(meta.indent), frame) &&
              TrimLeft(m).substr(0, 6) == "File \"") {
     // A traceback whose head line is missing (SyntaxError at compile time, or a cut log).
     state = State::kFrames;
