@@ -37,8 +37,8 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage: triage analyze [OPTIONS] [FILE...|-]\n\n"
-    "Reads service logs (files, or stdin when no file is given or for '-'; gzip is read as\n"
-    "is), finds the failures in them and reports each incident with its ranked root causes,\n"
+    "Reads service logs (files, or stdin when no file is given or for '-'; gzip files are\n"
+    "decompressed), finds the failures in them and reports each incident with its ranked root causes,\n"
     "the lines that prove them and what to do.\n\n"
     "Exit codes: 0 analysed; 1 with --exit-code when an incident was found; 2 bad usage or\n"
     "an unreadable input (the other inputs are still analysed and reported).\n\n";
