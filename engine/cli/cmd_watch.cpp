@@ -51,7 +51,7 @@ int RunWatch(const std::vector<std::string>& argv) {
       .Option("include", "GLOB", "select files whose name matches (repeatable; replaces the defaults)")
       .Option("exclude", "GLOB", "skip files whose name matches (repeatable)")
       .Flag("recursive", "watch subfolders too", 'r')
-      .Flag("verify", "verify new incidents on this host in the background (rate limited)")
+      .Flag("verify", "verify new incidents on this host in the background, rate limited (not with --once: use `triage verify ID`)")
       .Flag("once", "catch up with every file to its end, write what was found, and exit")
       .Option("config", "FILE", "configuration file (read again on SIGHUP)")
       .Option("rules", "DIR", "extra rule folder (repeatable)")

@@ -106,6 +106,7 @@ struct WatchOptions {
   // quiet gap. Short, so that an incident is in the store well under 100 ms after its last line.
   double settle_seconds = 0.02;
   // Run the verifiers for new incidents (also on when the configuration's [verify] enabled is).
+  // Not with `once`: a catch-up run does not wait for checks.
   bool verify = false;
   RunnerFactory runner_factory;  // required for verification
   // At most one incident verified per this many seconds; a backlog over verify_queue_limit
