@@ -93,8 +93,12 @@ bool FileSelector::Selects(std::string_view relative_path) const {
     // so that "app.log.1.tmp" is not taken for a rotation.
     std::string base = RotationBase(name);
     bool ok = false;
-    for (auto ext : kDefaultExtensions)
-      if (EndsWith(base, "." + std::string(ext))) ok = true;
+    for (auto ext : kDefaultExtensions) {
+      // The suffix is built by appending (GCC 12 warns, falsely, on "." + std::string).
+      std::string suffix(1, '.');
+      suffix.append(ext);
+      if (EndsWith(base, suffix)) ok = true;
+    }
     if (!ok) return false;
   } else {
     bool any = false;
