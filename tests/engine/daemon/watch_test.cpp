@@ -20,6 +20,14 @@
 namespace triage::daemon::testing {
 namespace {
 
+// The SIGKILL tests pace a writer against the daemon's lives; a sanitizer build runs the daemon
+// several times slower, so both sides are paced slower there to keep the same interleaving.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr unsigned kSlowdown = 6;
+#else
+constexpr unsigned kSlowdown = 1;
+#endif
+
 using namespace std::chrono_literals;
 
 // The fatal line of a kernel OOM kill (rules/host.toml), and a process's last words.
@@ -345,7 +353,7 @@ TEST_F(WatchTest, SigkillDuringHeavyAppendsLosesNothingAndCountsNothingTwice) {
         size_t n = 50 + rng() % 400;
         Append(logs[(from / 500) % 2], lines_, from, from + n);
         from += n;
-        std::this_thread::sleep_for(std::chrono::milliseconds(3 + rng() % 8));
+        std::this_thread::sleep_for(std::chrono::milliseconds((3 + rng() % 8) * kSlowdown));
       }
     }
     done = true;
@@ -354,7 +362,7 @@ TEST_F(WatchTest, SigkillDuringHeavyAppendsLosesNothingAndCountsNothingTwice) {
   int kills = 0;
   while (!done) {
     WatchProcess w(tmp_.path(), ExactArgs());
-    std::this_thread::sleep_for(std::chrono::milliseconds(150 + rng() % 250));
+    std::this_thread::sleep_for(std::chrono::milliseconds((150 + rng() % 250) * kSlowdown));
     EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
     ++kills;
   }
@@ -399,7 +407,7 @@ TEST_F(WatchTest, SigkillWhileCheckpointsMoveResumesInMidFileExactly) {
     std::mt19937 rng(5);
     for (int n = 0; n < kBlocksPerFile; ++n) {
       for (const auto& log : logs) Append(log, {CrashLoopBlock(n, rng)}, 0, 1);
-      std::this_thread::sleep_for(std::chrono::milliseconds(4 + rng() % 6));
+      std::this_thread::sleep_for(std::chrono::milliseconds((4 + rng() % 6) * kSlowdown));
     }
     done = true;
   });
@@ -407,7 +415,7 @@ TEST_F(WatchTest, SigkillWhileCheckpointsMoveResumesInMidFileExactly) {
   int kills = 0;
   while (!done) {
     WatchProcess w(tmp_.path(), ExactArgs());
-    std::this_thread::sleep_for(std::chrono::milliseconds(300 + rng() % 400));
+    std::this_thread::sleep_for(std::chrono::milliseconds((300 + rng() % 400) * kSlowdown));
     EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
     ++kills;
   }
