@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # The GPU check of triage's verifiers and kernels, in one command, on a GPU host.
 #
-#   scripts/gpu-check.sh [CARRY_DIR] [OUT_DIR]
+#   scripts/gpu-check.sh [BUNDLE_DIR] [OUT_DIR]
 #
-# CARRY_DIR (default .devcarry) holds bin/: triage, triage_gpu_tests and libsimdjson.so.*, built
+# BUNDLE_DIR (default .gpu-bundle) holds bin/: triage, triage_gpu_tests and libsimdjson.so.*, built
 # on a build host with:
 #   cmake -S . -B build/verify -G Ninja -DCMAKE_BUILD_TYPE=Release
 #   ninja -C build/verify triage triage_gpu_tests
-#   mkdir -p .devcarry/bin && cp build/verify/bin/{triage,triage_gpu_tests,libsimdjson.so.*} .devcarry/bin/
-# OUT_DIR (default $OUT, else ./gpu-check-out) receives the logs: gpu-tests.log, doctor.txt,
+#   mkdir -p .gpu-bundle/bin && cp build/verify/bin/{triage,triage_gpu_tests,libsimdjson.so.*} .gpu-bundle/bin/
+# OUT_DIR (default ./gpu-check-out) receives the logs: gpu-tests.log, doctor.txt,
 # doctor.json, summary.txt. Exit status: 0 when every gpu test passed and none was skipped.
 set -u -o pipefail
-carry=${1:-.devcarry}
-out=${2:-${OUT:-./gpu-check-out}}
+bundle=${1:-.gpu-bundle}
+out=${2:-./gpu-check-out}
 mkdir -p "$out"
-bin="$carry/bin"
+bin="$bundle/bin"
 summary="$out/summary.txt"
 export NCCL_NVLS_ENABLE=0
 {
