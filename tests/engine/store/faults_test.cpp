@@ -19,19 +19,8 @@ namespace triage::store {
 namespace {
 
 using testing::Numbered;
+using testing::QueryInt;
 using testing::TempDir;
-
-int64_t QueryInt(const std::string& path, const char* sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  int64_t v = -1;
-  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
 
 // Every incident has exactly `causes` root causes with `evidence` lines each: none is partial.
 void ExpectEveryIncidentComplete(const std::string& path, int causes, int evidence) {

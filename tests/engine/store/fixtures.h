@@ -3,6 +3,8 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +165,20 @@ inline size_t Count(const std::string& haystack, const std::string& needle) {
        p = haystack.find(needle, p + needle.size()))
     ++n;
   return n;
+}
+
+// One integer from `sql` on the database at `path`, read through a read-only connection of its
+// own (not the Store under test); -1 when the query gives no row.
+inline int64_t QueryInt(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  int64_t v = -1;
+  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
 }
 
 }  // namespace triage::store::testing
