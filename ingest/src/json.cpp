@@ -131,28 +131,21 @@ void JsonWriter::Separate() {
   }
 }
 
-JsonWriter& JsonWriter::BeginObject() {
+JsonWriter& JsonWriter::Open(char bracket) {
   Separate();
-  out_.push_back('{');
+  out_.push_back(bracket);
   first_.push_back(true);
   return *this;
 }
-JsonWriter& JsonWriter::EndObject() {
-  out_.push_back('}');
+JsonWriter& JsonWriter::Close(char bracket) {
+  out_.push_back(bracket);
   first_.pop_back();
   return *this;
 }
-JsonWriter& JsonWriter::BeginArray() {
-  Separate();
-  out_.push_back('[');
-  first_.push_back(true);
-  return *this;
-}
-JsonWriter& JsonWriter::EndArray() {
-  out_.push_back(']');
-  first_.pop_back();
-  return *this;
-}
+JsonWriter& JsonWriter::BeginObject() { return Open('{'); }
+JsonWriter& JsonWriter::EndObject() { return Close('}'); }
+JsonWriter& JsonWriter::BeginArray() { return Open('['); }
+JsonWriter& JsonWriter::EndArray() { return Close(']'); }
 JsonWriter& JsonWriter::Key(std::string_view key) {
   Separate();
   AppendJsonString(out_, key);

@@ -32,6 +32,8 @@ class JsonWriter {
 
  private:
   void Separate();
+  JsonWriter& Open(char bracket);
+  JsonWriter& Close(char bracket);
   std::string out_;
   std::vector<bool> first_;  // per open container: no element written yet
   bool after_key_ = false;
