@@ -1,6 +1,7 @@
 # Every third-party dependency is found here, once, and exposed as an imported target:
 #   triage_dep::re2  triage_dep::simdjson  triage_dep::sqlite3  triage_dep::tomlplusplus
 #   triage_dep::zlib triage_dep::boost     (GTest::gtest_main for the tests)
+#   triage_dep::hyperscan (optional: empty when the package is absent)
 find_package(Threads REQUIRED)
 find_package(simdjson REQUIRED)
 find_package(ZLIB REQUIRED)
@@ -33,6 +34,22 @@ add_library(triage_dep_toml INTERFACE)
 target_include_directories(triage_dep_toml SYSTEM INTERFACE ${TRIAGE_TOML_INCLUDE})
 target_compile_definitions(triage_dep_toml INTERFACE TOML_HEADER_ONLY=1 TOML_EXCEPTIONS=0)
 add_library(triage_dep::tomlplusplus ALIAS triage_dep_toml)
+
+# Hyperscan is optional (Debian ships it for amd64 only): with it, the engine's literal
+# prefilter scans whole buffers at once; without it, line by line, with the same results.
+# Linked statically, like RE2, so the binary runs on hosts without the package.
+find_path(TRIAGE_HS_INCLUDE hs/hs.h)
+find_library(TRIAGE_HS_LIB NAMES libhs.a hs)
+add_library(triage_dep_hyperscan INTERFACE)
+if(TRIAGE_HS_INCLUDE AND TRIAGE_HS_LIB)
+  target_include_directories(triage_dep_hyperscan SYSTEM INTERFACE ${TRIAGE_HS_INCLUDE})
+  target_link_libraries(triage_dep_hyperscan INTERFACE ${TRIAGE_HS_LIB} m)
+  target_compile_definitions(triage_dep_hyperscan INTERFACE TRIAGE_HAVE_HYPERSCAN=1)
+  message(STATUS "Hyperscan: ${TRIAGE_HS_LIB}")
+else()
+  message(STATUS "Hyperscan: not found (the literal prefilter runs line by line)")
+endif()
+add_library(triage_dep::hyperscan ALIAS triage_dep_hyperscan)
 
 add_library(triage_dep_simdjson INTERFACE)
 target_link_libraries(triage_dep_simdjson INTERFACE simdjson::simdjson)

@@ -3,6 +3,8 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ clang python3 pkg-config zlib1g-dev libre2-dev libsimdjson-dev
       libsqlite3-dev libboost-dev libtomlplusplus-dev libgtest-dev libgmock-dev ripgrep)
+# Hyperscan (the fast literal prefilter) is packaged for amd64 only; triage builds without it.
+[ "$(dpkg --print-architecture)" = amd64 ] && pkgs+=(libhyperscan-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -127,6 +127,8 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
   io.keep_line = [r, &analyzer](std::string_view raw) {
     return r->LineMayMatch(raw, analyzer.wants_benign());
   };
+  io.find_lines = r->MakeLineFinder();
+  io.keep_weak = [&analyzer] { return analyzer.wants_benign(); };
   uint64_t last = 0;
   Status st = ingest::IngestSource(
       **src, source_id, io,
@@ -204,6 +206,8 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     io.keep_line = [r, &analyzer](std::string_view raw) {
       return r->LineMayMatch(raw, analyzer.wants_benign());
     };
+    io.find_lines = r->MakeLineFinder();
+    io.keep_weak = [&analyzer] { return analyzer.wants_benign(); };
     ingest::EventStream stream(source_id, io, [&](ingest::Event&& ev) {
       analyzer.Add(ev, path);
       for (auto& i : analyzer.TakeClosed()) part.incidents.push_back(std::move(i));

@@ -368,6 +368,15 @@ bool StarterAt(std::string_view raw, size_t pos) {
 
 }  // namespace
 
+const std::vector<std::string_view>& Assembler::StarterLiterals() {
+  static const std::vector<std::string_view> literals = [] {
+    std::vector<std::string_view> out;
+    for (const auto& st : kStarters) out.push_back(st.text);
+    return out;
+  }();
+  return literals;
+}
+
 bool Assembler::MayStartMultiLine(std::string_view raw) {
   // A raw line still has its envelope (and may be JSON, with escapes), so this is looser than
   // the checks on decoded messages: any hint of a starter keeps the line. It runs on every line

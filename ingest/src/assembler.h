@@ -60,6 +60,8 @@ class Assembler {
 
   // Cheap test on a raw line: could it start or belong to a multi-line event?
   static bool MayStartMultiLine(std::string_view raw);
+  // The literals MayStartMultiLine looks for (it is true exactly when one occurs).
+  static const std::vector<std::string_view>& StarterLiterals();
 
  private:
   struct Open;

@@ -15,6 +15,10 @@
 #include <string>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace triage::ingest::detail {
 
 struct LineView {
@@ -65,6 +69,57 @@ class Framer {
     carry_.clear();
     pending_ = 0;
     line_start_ = pos_;
+  }
+
+  // Passes over `lines`, whole lines each ending in '\n', without calling anything for them:
+  // they are numbered and counted as if framed. Only at a line start (not mid_line()).
+  // Returns how many lines were passed and, through `cut`, how many of them were over the cap.
+  uint64_t Skip(std::string_view lines, uint64_t* cut) {
+    const uint64_t n = CountNewlines(lines);
+    *cut = 0;
+    if (lines.size() > cap_) {
+      // Only a region longer than the cap can hold a line over it (rare: chunks are smaller).
+      size_t from = 0;
+      while (from < lines.size()) {
+        const size_t nl = lines.find('\n', from);
+        size_t len = nl - from;
+        if (len > 0 && lines[nl - 1] == '\r') --len;
+        if (len > cap_) ++*cut;
+        from = nl + 1;
+      }
+    }
+    number_ += n;
+    pos_ += lines.size();
+    line_start_ = pos_;
+    return n;
+  }
+
+  // The number of '\n' bytes in `bytes`.
+  static uint64_t CountNewlines(std::string_view bytes) {
+    const char* p = bytes.data();
+    size_t n = bytes.size();
+    uint64_t count = 0;
+#if defined(__SSE2__)
+    // Per-byte counters (a match compares as -1, subtracted) summed every 255 blocks, before
+    // a byte can overflow.
+    const __m128i nl = _mm_set1_epi8('\n');
+    const __m128i zero = _mm_setzero_si128();
+    while (n >= 16) {
+      const size_t blocks = std::min<size_t>(n / 16, 255);
+      __m128i acc = zero;
+      for (size_t b = 0; b < blocks; ++b) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * b));
+        acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, nl));
+      }
+      const __m128i sums = _mm_sad_epu8(acc, zero);
+      count += uint64_t(_mm_cvtsi128_si64(sums)) +
+               uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums)));
+      p += 16 * blocks;
+      n -= 16 * blocks;
+    }
+#endif
+    for (size_t i = 0; i < n; ++i) count += p[i] == '\n';
+    return count;
   }
 
   uint64_t bytes() const { return pos_; }

@@ -1,5 +1,6 @@
 #include "triage/ingest/pipeline.h"
 
+#include <cstring>
 #include <vector>
 
 #include "assembler.h"
@@ -8,6 +9,15 @@
 #include "triage/json.h"
 
 namespace triage::ingest {
+
+namespace {
+// The largest buffer handed to find_lines at once.
+constexpr size_t kMaxScan = size_t(1) << 30;  // offsets stay clear of kWeakHit
+}  // namespace
+
+const std::vector<std::string_view>& MultiLineStarterLiterals() {
+  return detail::Assembler::StarterLiterals();
+}
 
 struct EventStream::Impl {
   Impl(uint32_t source, IngestOptions opts, Sink s)
@@ -32,6 +42,49 @@ struct EventStream::Impl {
     assembler.Push(line, meta, keep);
   }
 
+  // Feeds `bytes` through the framer line by line, as without find_lines.
+  void FeedLines(std::string_view bytes) {
+    framer.Feed(bytes, [this](const detail::LineView& v) { OnLine(v); });
+  }
+
+  // Whole lines only (the framer at a line start). Lines with no hit of find_lines are skipped
+  // while the assembler is idle; they would give no event (see IngestOptions::find_lines).
+  void FeedSkipping(std::string_view lines) {
+    hits.clear();
+    options.find_lines(lines, hits);
+    const char* base = lines.data();
+    size_t cur = 0;
+    size_t h = 0;
+    while (cur < lines.size()) {
+      if (assembler.idle()) {
+        const bool weak_counts = !options.keep_weak || options.keep_weak();
+        while (h < hits.size() &&
+               ((hits[h] & ~kWeakHit) < cur || (!weak_counts && (hits[h] & kWeakHit) != 0))) {
+          ++h;
+        }
+        const size_t from = h < hits.size() ? (hits[h] & ~kWeakHit) : lines.size();
+        // Start of the line holding the hit: just past the last '\n' before it.
+        size_t start = cur;
+        if (from > cur) {
+          const void* nl = memrchr(base + cur, '\n', from - cur);
+          start = nl ? size_t(static_cast<const char*>(nl) - base) + 1 : cur;
+        }
+        if (start > cur) {
+          uint64_t cut = 0;
+          counters.lines += framer.Skip(lines.substr(cur, start - cur), &cut);
+          counters.cut_lines += cut;
+          cur = start;
+        }
+        if (cur >= lines.size()) break;
+      }
+      // One line through the ordinary path: the hit's line, or any line while an event is open.
+      const void* nl = std::memchr(base + cur, '\n', lines.size() - cur);
+      const size_t end = size_t(static_cast<const char*>(nl) - base) + 1;
+      FeedLines(lines.substr(cur, end - cur));
+      cur = end;
+    }
+  }
+
   IngestOptions options;
   Sink sink;
   detail::Framer framer;
@@ -39,6 +92,7 @@ struct EventStream::Impl {
   detail::Assembler assembler;
   detail::LineMeta meta;
   IngestCounters counters;
+  std::vector<uint32_t> hits;  // find_lines' answer for the buffer being fed
 };
 
 EventStream::EventStream(uint32_t source_id, IngestOptions options, Sink sink)
@@ -48,7 +102,39 @@ EventStream::~EventStream() = default;
 void EventStream::Feed(std::string_view bytes) {
   Impl& im = *impl_;
   im.counters.bytes += bytes.size();
-  im.framer.Feed(bytes, [&im](const detail::LineView& v) { im.OnLine(v); });
+  if (!im.options.find_lines || !im.options.keep_line) {
+    im.FeedLines(bytes);
+  } else {
+    // A partial line carried from the last buffer is finished the ordinary way, and so is the
+    // partial line at the end of this one; the whole lines between are scanned at once.
+    size_t head = 0;
+    if (im.framer.mid_line()) {
+      const void* nl = std::memchr(bytes.data(), '\n', bytes.size());
+      head = nl ? size_t(static_cast<const char*>(nl) - bytes.data()) + 1 : bytes.size();
+      im.FeedLines(bytes.substr(0, head));
+    }
+    const std::string_view rest = bytes.substr(head);
+    const void* last = rest.empty() ? nullptr : memrchr(rest.data(), '\n', rest.size());
+    const size_t whole = last ? size_t(static_cast<const char*>(last) - rest.data()) + 1 : 0;
+    // find_lines reports 32-bit offsets: larger buffers are scanned in parts of whole lines.
+    size_t done = 0;
+    while (done < whole) {
+      size_t len = whole - done;
+      if (len > kMaxScan) {
+        const void* nl = memrchr(rest.data() + done, '\n', kMaxScan);
+        len = nl ? size_t(static_cast<const char*>(nl) - (rest.data() + done)) + 1 : 0;
+      }
+      if (len == 0) {  // one line longer than a part: the ordinary path
+        const void* nl = std::memchr(rest.data() + done, '\n', whole - done);
+        len = size_t(static_cast<const char*>(nl) - (rest.data() + done)) + 1;
+        im.FeedLines(rest.substr(done, len));
+      } else {
+        im.FeedSkipping(rest.substr(done, len));
+      }
+      done += len;
+    }
+    im.FeedLines(rest.substr(whole));
+  }
   im.counters.events = im.assembler.events();
 }
 

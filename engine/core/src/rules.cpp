@@ -9,9 +9,11 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <toml++/toml.h>
 
+#include "line_finder.h"
 #include "literal_scanner.h"
 #include "triage/core/analyzer.h"
 
@@ -63,6 +65,12 @@ struct RuleSet::Compiled {
   std::vector<int> unfiltered;                       // signatures without literals
   std::unique_ptr<RE2::Set> unfiltered_set;          // the unfiltered ones, as one set
   std::vector<int> set_to_signature;
+  // The whole-buffer prefilter: every scanner literal and the ingest starters, compiled on the
+  // first MakeLineFinder() (a command that never reads a log does not pay for it).
+  std::vector<std::string> find_strong;  // keep_scanner's literals and the ingest starters
+  std::vector<std::string> find_weak;    // benign_scanner's literals
+  std::once_flag finder_once;
+  std::unique_ptr<detail::LineFinderDatabase> finder_db;
 };
 
 RuleSet::RuleSet() = default;
@@ -76,6 +84,15 @@ int RuleSet::FindSignature(std::string_view id) const {
 int RuleSet::FindCause(std::string_view id) const {
   auto it = cause_index_.find(id);
   return it == cause_index_.end() ? -1 : it->second;
+}
+
+ingest::FindLines RuleSet::MakeLineFinder() const {
+  if (!compiled_) return {};
+  Compiled& c = *compiled_;
+  std::call_once(c.finder_once, [&c] {
+    c.finder_db = detail::LineFinderDatabase::Build(c.find_strong, c.find_weak);
+  });
+  return c.finder_db ? c.finder_db->MakeFinder() : ingest::FindLines{};
 }
 
 bool RuleSet::LineMayMatch(std::string_view raw_line, bool with_benign) const {
@@ -776,6 +793,9 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
     }
     c->keep_scanner = detail::LiteralScanner(keep);
     c->benign_scanner = detail::LiteralScanner(benign);
+    c->find_strong = keep;
+    for (std::string_view st : ingest::MultiLineStarterLiterals()) c->find_strong.emplace_back(st);
+    c->find_weak = std::move(benign);
   }
   if (!c->unfiltered.empty()) {
     c->unfiltered_set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);

@@ -35,13 +35,32 @@ class ByteSource {
 // Opens `path` ("-" is stdin). A gzip file (by its magic bytes) is decompressed transparently.
 Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path);
 
+using FindLines = std::function<void(std::string_view lines, std::vector<uint32_t>& hits)>;
+// The bit of a find_lines hit that marks it weak (the rest is the offset).
+constexpr uint32_t kWeakHit = 1u << 31;
+
 struct IngestOptions {
   size_t max_line_bytes = 1 << 20;  // longer lines are cut and marked (Line::cut)
   // Set by a caller that only needs some lines as single-line events (the engine's literal
   // prefilter): a line outside any multi-line event for which this returns false is framed
   // and counted but not decoded, and gives no event. Multi-line events are always assembled.
   std::function<bool(std::string_view raw_line)> keep_line;
+  // Optional, with keep_line: a whole-buffer scan that makes skipping the lines keep_line would
+  // reject cheaper than asking line by line. Given a buffer of whole lines (under 2^31 bytes),
+  // it appends to `hits`, in ascending order of offset, the offsets of bytes (a line's '\n'
+  // included) such that every line for which keep_line may return true, or which holds one of
+  // MultiLineStarterLiterals() (in any ASCII case), holds a hit. A hit with kWeakHit set stands
+  // for a line that keep_line may keep only while keep_weak() is true. Lines without a hit
+  // (or with weak ones only, while keep_weak() is false) are framed and counted but neither
+  // decoded nor shown to keep_line; the others go through keep_line as before, so the events
+  // are the same with or without find_lines.
+  FindLines find_lines;
+  std::function<bool()> keep_weak;  // unset: weak hits count as hits
 };
+
+// The literals whose presence in a raw line means it may start a multi-line event (a traceback,
+// a C++ terminate or watchdog block): a find_lines scan must report the lines that hold them.
+const std::vector<std::string_view>& MultiLineStarterLiterals();
 
 struct IngestCounters {
   uint64_t bytes = 0;

@@ -22,6 +22,7 @@
 
 #include "triage/core/analyzer.h"
 #include "triage/ingest/event.h"
+#include "triage/ingest/pipeline.h"
 
 namespace triage::core {
 
@@ -129,6 +130,10 @@ class RuleSet {
   // without a literal never keep a line. `with_benign` false: literals of benign-only
   // signatures do not keep a line either (Analyzer::wants_benign() says when they matter).
   bool LineMayMatch(std::string_view raw_line, bool with_benign = true) const;
+  // The same prefilter over a whole buffer, for IngestOptions::find_lines (with LineMayMatch
+  // as keep_line). Each call gives a finder with its own scratch space: one per stream or
+  // thread. Empty when this build or CPU has none; the pipeline then asks line by line.
+  ingest::FindLines MakeLineFinder() const;
   // Every signature hit in `event`, in line order (each signature at most once per line).
   std::vector<SignatureHit> Match(const ingest::Event& event) const;
   // The hits of one text treated as a single line (for tests and `rules test`).

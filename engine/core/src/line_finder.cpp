@@ -1,0 +1,114 @@
+#include "line_finder.h"
+
+#include <algorithm>
+
+#if defined(TRIAGE_HAVE_HYPERSCAN)
+#include <hs/hs.h>
+#endif
+
+namespace triage::core::detail {
+
+#if defined(TRIAGE_HAVE_HYPERSCAN)
+
+namespace {
+
+struct ScratchDeleter {
+  void operator()(hs_scratch_t* s) const { hs_free_scratch(s); }
+};
+
+// Hyperscan calls this for every literal occurrence, with `to` one past its last byte.
+// The ids of weak literals have kWeakHit set, and so do their hits.
+int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
+            void* context) {
+  auto& hits = *static_cast<std::vector<uint32_t>*>(context);
+  // A byte of the line that holds the literal.
+  const auto at = static_cast<uint32_t>(to - 1) | (id & ingest::kWeakHit);
+  // Overlapping literals often end on the same byte: one hit is enough. Other repeats within a
+  // line are passed over by the pipeline.
+  if (hits.empty() || (hits.back() | ingest::kWeakHit) != (at | ingest::kWeakHit)) {
+    hits.push_back(at);
+  } else if ((at & ingest::kWeakHit) == 0) {
+    hits.back() = at;  // the strong hit wins
+  }
+  return 0;  // go on
+}
+
+}  // namespace
+
+struct LineFinderDatabase::Impl {
+  hs_database_t* db = nullptr;
+  hs_scratch_t* prototype = nullptr;  // cloned for every finder
+  ~Impl() {
+    if (prototype) hs_free_scratch(prototype);
+    if (db) hs_free_database(db);
+  }
+};
+
+std::unique_ptr<LineFinderDatabase> LineFinderDatabase::Build(const std::vector<std::string>& strong,
+                                                             const std::vector<std::string>& weak) {
+  if (hs_valid_platform() != HS_SUCCESS) return nullptr;
+  std::vector<const char*> exprs;
+  std::vector<size_t> lens;
+  std::vector<unsigned> flags;
+  std::vector<unsigned> ids;
+  for (const auto* group : {&strong, &weak}) {
+    for (size_t i = 0; i < group->size(); ++i) {
+      const std::string& lit = (*group)[i];
+      if (lit.empty()) continue;
+      exprs.push_back(lit.data());
+      lens.push_back(lit.size());
+      flags.push_back(HS_FLAG_CASELESS);
+      ids.push_back(unsigned(i) | (group == &weak ? ingest::kWeakHit : 0u));
+    }
+  }
+  if (exprs.empty()) return nullptr;
+  auto impl = std::make_unique<Impl>();
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(),
+                           unsigned(exprs.size()), HS_MODE_BLOCK, nullptr, &impl->db,
+                           &err) != HS_SUCCESS) {
+    hs_free_compile_error(err);
+    return nullptr;
+  }
+  if (hs_alloc_scratch(impl->db, &impl->prototype) != HS_SUCCESS) return nullptr;
+  return std::unique_ptr<LineFinderDatabase>(new LineFinderDatabase(std::move(impl)));
+}
+
+FindLines LineFinderDatabase::MakeFinder() const {
+  hs_scratch_t* s = nullptr;
+  if (hs_clone_scratch(impl_->prototype, &s) != HS_SUCCESS) return {};
+  std::shared_ptr<hs_scratch_t> scratch(s, ScratchDeleter());
+  const hs_database_t* db = impl_->db;
+  return [db, scratch](std::string_view lines, std::vector<uint32_t>& hits) {
+    if (hs_scan(db, lines.data(), unsigned(lines.size()), 0, scratch.get(), OnMatch, &hits) !=
+        HS_SUCCESS) {
+      // Cannot happen with a valid database and scratch; if it does, every line is a candidate
+      // (hit on each '\n'), which is slow but loses nothing.
+      hits.clear();
+      for (uint32_t i = 0; i < lines.size(); ++i)
+        if (lines[i] == '\n') hits.push_back(i);
+    }
+    // Matches come in order of their end; the pipeline relies on that, so make sure.
+    auto offset_less = [](uint32_t a, uint32_t b) { return (a & ~ingest::kWeakHit) < (b & ~ingest::kWeakHit); };
+    if (!std::is_sorted(hits.begin(), hits.end(), offset_less))
+      std::stable_sort(hits.begin(), hits.end(), offset_less);
+  };
+}
+
+#else  // no Hyperscan in this build
+
+struct LineFinderDatabase::Impl {};
+
+std::unique_ptr<LineFinderDatabase> LineFinderDatabase::Build(const std::vector<std::string>&,
+                                                             const std::vector<std::string>&) {
+  return nullptr;
+}
+
+FindLines LineFinderDatabase::MakeFinder() const { return {}; }
+
+#endif
+
+LineFinderDatabase::LineFinderDatabase(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LineFinderDatabase::~LineFinderDatabase() = default;
+
+}  // namespace triage::core::detail
