@@ -218,7 +218,9 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
       stream.Feed(std::string_view(data + pos, len));
       progress.Add(len);
     }
-    part.lines_in_range = uint64_t(std::count(data + cut[k], data + cut[k + 1], '\n'));
+    // The part ends at a line start (or the end of the file), so the lines framed so far are
+    // its newlines.
+    part.lines_in_range = stream.counters().lines;
     part.lines_covered = part.lines_in_range;
     uint64_t pos = cut[k + 1];
     while (pos < size && (analyzer.has_open_incident() || !stream.idle())) {

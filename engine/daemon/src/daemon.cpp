@@ -269,6 +269,8 @@ class Daemon {
 
   core::Config config_;
   std::shared_ptr<const core::RuleSet> rules_;
+  // The rules' whole-buffer prefilter, one for all files: they are fed by this one thread.
+  ingest::FindLines find_lines_;
   std::unique_ptr<FileSelector> selector_;
   double quiet_gap_ = 300;
   double settle_ = 0.02;
@@ -335,6 +337,7 @@ Status Daemon::LoadSettings(bool initial) {
 
   config_ = std::move(cfg).value();
   rules_ = loaded.rules;
+  find_lines_ = rules_->MakeLineFinder();
   selector_ = std::make_unique<FileSelector>(
       !opts_.include.empty() ? opts_.include : config_.watch_include,
       !opts_.exclude.empty() ? opts_.exclude : config_.watch_exclude);
@@ -720,7 +723,7 @@ void Daemon::UnindexTail(Tail& t) {
 }
 
 void Daemon::NewPipeline(Tail& t) {
-  t.pipe = std::make_unique<StreamPipeline>(rules_, AnalyzerOpts(), t.lines);
+  t.pipe = std::make_unique<StreamPipeline>(rules_, AnalyzerOpts(), t.lines, find_lines_);
 }
 
 // The file left its folder (or its name is no longer selected): read what it still gets for a

@@ -5,7 +5,8 @@
 namespace triage::daemon::detail {
 
 StreamPipeline::StreamPipeline(std::shared_ptr<const core::RuleSet> rules,
-                               core::AnalyzerOptions options, uint64_t lines_before)
+                               core::AnalyzerOptions options, uint64_t lines_before,
+                               ingest::FindLines find_lines)
     : rules_(std::move(rules)),
       lines_before_(lines_before),
       analyzer_(std::make_unique<core::Analyzer>(rules_, std::move(options))) {
@@ -14,6 +15,8 @@ StreamPipeline::StreamPipeline(std::shared_ptr<const core::RuleSet> rules,
   ingest_options.keep_line = [this](std::string_view raw) {
     return rules_->LineMayMatch(raw, analyzer_->wants_benign());
   };
+  ingest_options.find_lines = std::move(find_lines);
+  ingest_options.keep_weak = [this] { return analyzer_->wants_benign(); };
   stream_ = std::make_unique<ingest::EventStream>(
       0, std::move(ingest_options), [this](ingest::Event&& event) {
         if (!failure_seen_) failure_seen_ = IsFailure(event);

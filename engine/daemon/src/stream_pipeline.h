@@ -18,8 +18,10 @@ namespace triage::daemon::detail {
 class StreamPipeline {
  public:
   // `lines_before`: how many lines of the file precede the first byte this pipeline is fed.
+  // `find_lines`: the rules' whole-buffer prefilter (RuleSet::MakeLineFinder), may be empty;
+  // it must not be called by another thread while this pipeline is fed.
   StreamPipeline(std::shared_ptr<const core::RuleSet> rules, core::AnalyzerOptions options,
-                 uint64_t lines_before);
+                 uint64_t lines_before, ingest::FindLines find_lines = {});
   ~StreamPipeline();
   StreamPipeline(const StreamPipeline&) = delete;
   StreamPipeline& operator=(const StreamPipeline&) = delete;
