@@ -123,6 +123,45 @@ void AssemblerBody(const uint8_t* data, size_t size) {
   // Every framed line is in exactly one event (no keep_line predicate is set).
   Check(lines_in_events == stream.counters().lines);
   Check(stream.counters().events <= stream.counters().lines);
+
+  // With a prefilter, the whole-buffer skip path (find_lines) gives exactly the events the
+  // line-by-line one does. "err" lines are kept; "ok" lines only while an odd number of events
+  // has come out (a weak literal, as benign ones are to the engine).
+  auto run = [&](bool with_finder) {
+    std::vector<std::string> out;
+    ingest::IngestOptions o;
+    o.max_line_bytes = options.max_line_bytes;
+    auto contains = [](std::string_view hay, std::string_view lit) {
+      return hay.find(lit) != std::string_view::npos;
+    };
+    o.keep_line = [&](std::string_view raw) {
+      return contains(raw, "err") || (contains(raw, "ok") && out.size() % 2 == 1);
+    };
+    if (with_finder) {
+      o.find_lines = [](std::string_view lines, std::vector<uint32_t>& hits) {
+        // A hit at every literal's last byte, in order (the starters as MayStartMultiLine
+        // looks for them: same case).
+        for (size_t i = 0; i < lines.size(); ++i) {
+          auto ends = [&](std::string_view lit) {
+            return i + 1 >= lit.size() && lines.substr(i + 1 - lit.size(), lit.size()) == lit;
+          };
+          bool strong = ends("err");
+          for (std::string_view st : ingest::MultiLineStarterLiterals()) strong = strong || ends(st);
+          if (strong) {
+            hits.push_back(uint32_t(i));
+          } else if (ends("ok")) {
+            hits.push_back(uint32_t(i) | ingest::kWeakHit);
+          }
+        }
+      };
+      o.keep_weak = [&out] { return out.size() % 2 == 1; };
+    }
+    ingest::EventStream st(3, o, [&](ingest::Event&& ev) { out.push_back(ingest::EventToJson(ev, "f")); });
+    for (auto c : Chunks(s, data[0])) st.Feed(c);
+    st.Finish();
+    return out;
+  };
+  Check(run(false) == run(true));
 }
 
 }  // namespace triage::fuzz
