@@ -136,7 +136,11 @@ struct Analyzer::Impl {
   struct Window {
     std::vector<detail::HitRecord> hits;
     std::vector<detail::FailureRecord> failures;
-    std::set<std::string> streams;
+    // Streams whose process failed for good in this incident: a process fails once, so a later
+    // failure of such a stream that is not part of the same crash is another incident.
+    std::map<std::string, uint64_t> ended_streams;  // stream -> last line of that failure
+    // The pids its fatal hits named (a kernel OOM kill): a later failure naming one joins.
+    std::set<std::string> pids;
     std::string source;  // the source of the first failure
     uint32_t source_id = 0;
     uint64_t first_line = std::numeric_limits<uint64_t>::max();
@@ -176,6 +180,10 @@ struct Analyzer::Impl {
   static constexpr double kJoinSeconds = 10;
   // A window that has seen nothing for this many lines of its source is closed.
   static constexpr uint64_t kIdleLines = 5000;
+  // A stream that failed for good may still report the same crash (an exit line after the
+  // traceback, the launcher's summary) within this many lines of that failure; a failure of it
+  // further on is a new incident.
+  static constexpr uint64_t kCascadeLines = 100;
   // An uncaught-looking traceback with no benign line of its stream within this many lines of
   // its source is a failure for good.
   static constexpr uint64_t kConfirmLines = 2000;
@@ -216,36 +224,74 @@ struct Analyzer::Impl {
   // no failure at all is discarded with its signals. A confirmed window ignores benign lines,
   // so that what the prefilter hides (benign lines while nothing waits) changes nothing.
   void Benign(const std::string& stream) {
-    auto it = by_stream.find(stream);
-    if (it == by_stream.end()) return;
-    Window* w = it->second;
-    if (w->definitive) return;
-    auto& f = w->failures;
-    f.erase(std::remove_if(f.begin(), f.end(),
-                           [&](const detail::FailureRecord& r) { return r.stream == stream; }),
-            f.end());
-    if (f.empty()) {
-      w->failures.clear();
-      Close(w);  // no failure: nothing is emitted
-    } else {
-      by_stream.erase(stream);
+    std::vector<Window*> emptied;
+    for (auto& w : windows) {
+      if (w.definitive) continue;
+      auto& f = w.failures;
+      const size_t before = f.size();
+      f.erase(std::remove_if(f.begin(), f.end(),
+                             [&](const detail::FailureRecord& r) { return r.stream == stream; }),
+              f.end());
+      if (f.size() == before) continue;
+      if (f.empty()) emptied.push_back(&w);
+      else if (auto it = by_stream.find(stream); it != by_stream.end() && it->second == &w)
+        by_stream.erase(it);
     }
+    for (Window* w : emptied) Close(w);  // no failure: nothing is emitted
+  }
+
+  // The window has settled: its source has moved kJoinLines past its last failure (across
+  // sources: kJoinSeconds, when both sides carry comparable times). Neither signals nor failures
+  // of its streams join it any more; only a failure naming the pid of one of its processes does.
+  bool Settled(const Window& w, uint32_t source_id, uint64_t line,
+               std::optional<double> t) const {
+    if (w.source_id == source_id) return line > w.last_failure_line + kJoinLines;
+    return t && w.last_failure_time && *t - *w.last_failure_time > kJoinSeconds;
+  }
+
+  // `stream` failed for good in the window and has moved on past that crash: what it says now
+  // belongs to whatever comes next (a process fails once; a later failure of its stream is a
+  // restarted process, or another one sharing an untagged stream).
+  bool MovedOn(const Window& w, const std::string& stream, uint32_t source_id,
+               uint64_t line) const {
+    auto it = w.ended_streams.find(stream);
+    return it != w.ended_streams.end() && w.source_id == source_id &&
+           line > it->second + kCascadeLines;
+  }
+
+  // The open window that an event of `stream` may join, if any: not settled, and not one its
+  // stream has moved on from. A stream that can no longer join its window is unmapped.
+  Window* StreamWindow(const std::string& stream, uint32_t source_id, uint64_t line,
+                       std::optional<double> t) {
+    auto it = by_stream.find(stream);
+    if (it == by_stream.end()) return nullptr;
+    Window* w = it->second;
+    if (Settled(*w, source_id, line, t) || MovedOn(*w, stream, source_id, line)) {
+      by_stream.erase(it);
+      return nullptr;
+    }
+    return w;
   }
 
   Window* WindowForFailure(const std::string& stream, uint32_t source_id, uint64_t line,
                            std::optional<double> t, const std::string& pid) {
-    if (auto it = by_stream.find(stream); it != by_stream.end()) return it->second;
-    // A kernel line naming a pid: the window of that process.
+    // A line naming a pid (a kernel OOM kill, an Xid, a launcher's report of its child): the
+    // window of the stream whose prefix names that pid, at any distance while it is open, else
+    // one whose failures named that pid before, while it has not settled.
     if (!pid.empty()) {
       if (auto ps = pid_stream.find(pid); ps != pid_stream.end()) {
         if (auto it = by_stream.find(ps->second); it != by_stream.end()) return it->second;
       }
+      for (auto& w : windows)
+        if (w.pids.count(pid) && !Settled(w, source_id, line, t)) return &w;
     }
+    if (Window* w = StreamWindow(stream, source_id, line, t)) return w;
     // Another stream of the same service failing close by (in lines of the same source, and
     // in time when both sides carry comparable times): one incident. Across sources only
     // comparable times can say "close by".
     Window* best = nullptr;
     for (auto& w : windows) {
+      if (MovedOn(w, stream, source_id, line)) continue;
       bool near = false;
       const bool timed = t && w.last_failure_time;
       if (w.source_id == source_id) {
@@ -284,9 +330,10 @@ struct Analyzer::Impl {
     ExpireTimed(t);
 
     std::vector<SignatureHit> hits = rules->Match(ev);
+    const auto& sigs = rules->signatures();
+    DropHitsOnLinesAtWork(hits);
     bool fatal = false, benign = false, restart = false;
     std::string fatal_pid;
-    const auto& sigs = rules->signatures();
     for (const auto& h : hits) {
       const SignatureRule& s = sigs[size_t(h.signature)];
       fatal |= s.fatal;
@@ -363,14 +410,13 @@ struct Analyzer::Impl {
     const bool failure = fatal || traceback_failure;
     if (!failure) {
       // Signals: into the stream's open window, else pending for a failure to come.
-      auto it = by_stream.find(stream);
+      Window* open = StreamWindow(stream, ev.source, ev.first_line, t);
       for (const auto& h : hits) {
         const SignatureRule& s = sigs[size_t(h.signature)];
         if (s.benign || s.restart) continue;
-        if (it != by_stream.end()) {
-          Window* w = it->second;
-          if (w->hits.size() < max_hits_per_window) w->hits.push_back(record(h, false));
-          Touch(*w, h.line, h.line, ev.time, t);
+        if (open) {
+          if (open->hits.size() < max_hits_per_window) open->hits.push_back(record(h, false));
+          Touch(*open, h.line, h.line, ev.time, t);
         } else {
           pending.push_back({record(h, false), ev.source, stream, t, ev.time});
           if (pending.size() > 4096) pending.pop_front();
@@ -385,7 +431,6 @@ struct Analyzer::Impl {
       w->source_id = ev.source;
       w->host = ev.host ? *ev.host : (options.host.empty() ? default_host : options.host);
     }
-    w->streams.insert(stream);
     by_stream[stream] = w;
     // Signals that came shortly before, in this service, join the failure.
     for (auto p = pending.begin(); p != pending.end();) {
@@ -431,11 +476,32 @@ struct Analyzer::Impl {
     f.text = display(k);
     if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : ev.text;
     w->failures.push_back(std::move(f));
+    if (fatal || uncaught) w->ended_streams[stream] = ev.last_line;
+    if (!fatal_pid.empty()) w->pids.insert(fatal_pid);
     w->definitive |= fatal || uncaught;
     if (!fatal && !uncaught) w->tentative_line = ev.last_line;
     w->last_failure_line = std::max(w->last_failure_line, ev.last_line);
     if (t) w->last_failure_time = t;
     Touch(*w, ev.first_line, ev.last_line, ev.time, t);
+  }
+
+  // A line that shows its process at work (a served request, a logged prompt, training
+  // progress) is no evidence of a failure, whatever it quotes: a user's prompt that pastes a
+  // traceback or "CUDA out of memory" must neither open an incident nor support a cause. The
+  // other hits of such a line are dropped; its benign hit stays.
+  void DropHitsOnLinesAtWork(std::vector<SignatureHit>& hits) const {
+    const auto& sigs = rules->signatures();
+    std::set<size_t> at_work;
+    for (const auto& h : hits)
+      if (sigs[size_t(h.signature)].benign && h.exception_index < 0) at_work.insert(h.line_index);
+    if (at_work.empty()) return;
+    hits.erase(std::remove_if(hits.begin(), hits.end(),
+                              [&](const SignatureHit& h) {
+                                const SignatureRule& s = sigs[size_t(h.signature)];
+                                return !s.benign && !s.restart && h.exception_index < 0 &&
+                                       at_work.count(h.line_index) > 0;
+                              }),
+               hits.end());
   }
 
   void CloseIdle(uint32_t source_id, uint64_t line) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace triage::core::detail {
@@ -123,12 +124,44 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
     hyps.push_back(std::move(h));
   }
 
+  // A cause comes before what it makes happen. Evidence leads to the first failure at or after
+  // it; when A's evidence leads to a later failure than all of B's does, A belongs to that later
+  // failure and did not cause B (two failures that met in one incident, the later one with a
+  // cause that would explain the earlier). Evidence after the last failure (a probe run after
+  // the crash) leads nowhere and is not ordered.
+  auto failure_from = [&](const std::string& source, uint64_t line) -> std::optional<uint64_t> {
+    std::optional<uint64_t> best;
+    for (const auto& f : failures)
+      if (f.source == source && f.line >= line && (!best || f.line < *best)) best = f.line;
+    return best;
+  };
+  auto comes_after = [&](const Hypothesis& a, const Hypothesis& b) {
+    std::map<std::string, uint64_t> first_a, last_b;
+    for (size_t e : a.evidence) {
+      auto [it, fresh] = first_a.emplace(hits[e].source, hits[e].hit.line);
+      if (!fresh) it->second = std::min(it->second, hits[e].hit.line);
+    }
+    for (size_t e : b.evidence) {
+      auto [it, fresh] = last_b.emplace(hits[e].source, hits[e].hit.line);
+      if (!fresh) it->second = std::max(it->second, hits[e].hit.line);
+    }
+    for (const auto& [source, line] : last_b) {
+      auto it = first_a.find(source);
+      if (it == first_a.end()) continue;
+      const auto from_a = failure_from(source, it->second);
+      const auto from_b = failure_from(source, line);
+      if (from_a && from_b && *from_a > *from_b) return true;
+    }
+    return false;
+  };
+
   // 3. The explains graph: A explains B when A names B's cause id, or every signature that
-  // carries B's evidence. The explained one becomes a symptom of its strongest explainer.
+  // carries B's evidence, and A does not come after B. The explained one becomes a symptom of
+  // its strongest explainer.
   auto explains = [&](const Hypothesis& a, const Hypothesis& b) {
     const CauseRule& ca = causes[size_t(a.cause)];
     const CauseRule& cb = causes[size_t(b.cause)];
-    if (ca.id == cb.id) return false;
+    if (ca.id == cb.id || comes_after(a, b)) return false;
     for (const auto& x : ca.explains)
       if (IdMatches(x, cb.id)) return true;
     if (b.evidence.empty()) return false;

@@ -130,6 +130,99 @@ TEST(Correlator, KernelOomKillOfAnUnknownPidIsItsOwnIncident) {
   EXPECT_EQ(incidents[0].causes[0].title, "Process 999 killed for host memory");
 }
 
+ingest::Event FlashInferGate(uint64_t first, const std::string& process) {
+  return Traceback(first,
+                   {"Traceback (most recent call last):",
+                    "RuntimeError: FlashInfer requires GPUs with sm75 or higher"},
+                   {{"RuntimeError", "FlashInfer requires GPUs with sm75 or higher"}}, process);
+}
+
+bool HasCause(const Incident& incident, const std::string& id) {
+  for (const auto& c : incident.causes)
+    if (c.cause == id) return true;
+  return false;
+}
+
+TEST(Correlator, TwoCrashesOfOneStreamFarApartAreTwoIncidents) {
+  // A process fails once: a later failure of its stream, past what it printed as it died, is a
+  // restarted process (or another sharing the stream), not more of the same incident.
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Crash(5, std::string("rank0")), "svc.log");
+  a.Add(Crash(300, std::string("rank0")), "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 2u);
+  EXPECT_EQ(incidents[0].first_line, 5u);
+  EXPECT_EQ(incidents[1].first_line, 300u);
+}
+
+TEST(Correlator, FatalLinesOfAnUntaggedStreamFarApartAreTwoIncidents) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Line(5, "Fatal Python error: Aborted"), "svc.log");
+  a.Add(Line(250, "Fatal Python error: Segmentation"), "svc.log");
+  EXPECT_EQ(a.Finish().size(), 2u);
+}
+
+TEST(Correlator, SignalAfterACrashJoinsTheNextFailureOfTheStream) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Crash(5, std::string("EngineCore pid=7")), "svc.log");
+  // Past the first crash: the warning belongs to what comes next, not to the incident before.
+  a.Add(Line(200, "SM 12.x requires CUDA >= 12.9", std::string("EngineCore pid=7")), "svc.log");
+  a.Add(FlashInferGate(230, "EngineCore pid=7"), "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 2u);
+  EXPECT_EQ(incidents[0].causes[0].cause, "python.symbol_missing");
+  EXPECT_EQ(incidents[1].first_line, 200u);
+  EXPECT_EQ(incidents[1].causes[0].cause, "cuda.toolkit_too_old_for_arch");
+}
+
+TEST(Correlator, ReportNamingTheKilledPidJoinsTheOomKill) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Line(10, "Out of memory: Killed process 4242 (python3)"), "svc.log");
+  // The same untagged stream, past the cascade distance: only the pid ties it to the kill.
+  a.Add(Line(250, "failed (exitcode: -9) local_rank: 3 (pid: 4242) of binary: /usr/bin/python3"),
+        "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].last_line, 250u);
+}
+
+TEST(Correlator, LaterFailureDoesNotExplainAnEarlierOne) {
+  // Two failures close enough to meet in one incident: the later one's cause would explain the
+  // earlier one's, but a cause does not come after what it makes happen. Both stay root causes.
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(FlashInferGate(5, "rank0"), "svc.log");
+  a.Add(Traceback(50, {"Traceback (most recent call last):", "RuntimeError: SM 12.x requires CUDA >= 12.9"},
+                  {{"RuntimeError", "SM 12.x requires CUDA >= 12.9"}}, std::string("rank1")),
+        "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_TRUE(HasCause(incidents[0], "lib.arch_unsupported"));
+  EXPECT_TRUE(HasCause(incidents[0], "cuda.toolkit_too_old_for_arch"));
+}
+
+TEST(Correlator, PromptQuotingAnErrorIsNoEvidence) {
+  Analyzer a(FixtureRules(), Opts());
+  const std::string api = "APIServer pid=3";
+  a.Add(Line(10, "Received request chatcmpl-1: prompt: 'why does it say SM 12.x requires CUDA >= 12.9?'",
+             api, std::string("INFO")),
+        "svc.log");
+  a.Add(FlashInferGate(20, api), "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].first_line, 20u);
+  EXPECT_FALSE(HasCause(incidents[0], "cuda.toolkit_too_old_for_arch"));
+  for (const auto& c : incidents[0].causes)
+    for (const auto& e : c.evidence) EXPECT_NE(e.line, 10u);
+}
+
+TEST(Correlator, PromptQuotingAFatalLineIsNoFailure) {
+  Analyzer a(FixtureRules(), Opts());
+  a.Add(Line(10, "Received request chatcmpl-2: prompt: 'what is Fatal Python error: Aborted'",
+             std::string("APIServer pid=3"), std::string("INFO")),
+        "svc.log");
+  EXPECT_TRUE(a.Finish().empty());
+}
+
 TEST(Correlator, ServiceNameFromSourceName) {
   EXPECT_EQ(ServiceFromSourceName("/var/log/sglang-server.log.1"), "sglang-server");
   EXPECT_EQ(ServiceFromSourceName("vllm.log.2.gz"), "vllm");
