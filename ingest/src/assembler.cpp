@@ -87,7 +87,8 @@ bool IsChainPhrase(std::string_view tm) {
 // Runs on every line, so it looks only at the few ':' of a message (each starter phrase ends with
 // one) and at the message's start, instead of searching for each phrase.
 bool IsBlockStart(std::string_view m) {
-  if (TrimLeft(m).substr(0, 31) == "terminate called after throwing") return true;
+  const std::string_view tm = TrimLeft(m);
+  if (!tm.empty() && tm[0] == 't' && tm.substr(0, 31) == "terminate called after throwing") return true;
   // Colons found 8 bytes at a time (SWAR): memchr per colon costs more on short gaps.
   const char* base = m.data();
   size_t n = m.size();
@@ -122,6 +123,17 @@ bool IsBlockStart(std::string_view m) {
       if (check(i + static_cast<size_t>(__builtin_ctz(mask)))) return true;
       mask &= mask - 1;
     }
+  }
+  if (i < n && n >= 16) {
+    // The rest as the last 16 bytes of the message, the positions already seen masked off.
+    const size_t start = n - 16;
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + start));
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, colon))) & (0xFFFFu << (i - start));
+    while (mask) {
+      if (check(start + static_cast<size_t>(__builtin_ctz(mask)))) return true;
+      mask &= mask - 1;
+    }
+    return false;
   }
 #endif
   for (; i + 8 <= n; i += 8) {
@@ -427,10 +439,10 @@ void Assembler::FillLineEvent(Event& ev, DecodedLine& line) {
   ev.source = source_;
   ev.first_line = line.number;
   ev.last_line = line.number;
-  ev.process = line.process;
-  ev.level = line.level;
-  ev.time = line.time;
-  ev.host = line.host;
+  CopyField(ev.process, line.process, spare_.process);
+  CopyField(ev.level, line.level, spare_.level);
+  CopyField(ev.time, line.time, spare_.time);
+  CopyField(ev.host, line.host, spare_.host);
   ev.exceptions.clear();
   ev.frames.clear();
   ev.truncated = false;

@@ -35,6 +35,34 @@ bool Digits(std::string_view s, size_t i, size_t n) {
 
 bool At(std::string_view s, size_t i, char c) { return i < s.size() && s[i] == c; }
 
+// The first `c` in s[from, from + window), or npos. A prefix closes within a few dozen bytes when
+// it closes at all: a bounded search keeps a line without the closing byte from being read to
+// its end (on most lines the answer is "no such prefix").
+size_t FindWithin(std::string_view s, char c, size_t from, size_t window) {
+  if (from >= s.size()) return npos;
+  const void* hit = std::memchr(s.data() + from, c, std::min(window, s.size() - from));
+  return hit ? static_cast<size_t>(static_cast<const char*>(hit) - s.data()) : npos;
+}
+
+// The first occurrence of `t` that starts in s[from, from + window), or npos. Each candidate is
+// found by memchr on the needle's first byte that is not a space (spaces are everywhere in a line;
+// memmem costs more to set up than these short windows take to read).
+size_t FindWithin(std::string_view s, std::string_view t, size_t from, size_t window) {
+  const size_t a = t[0] == ' ' ? 1 : 0;
+  const size_t end = std::min(s.size(), from + window + t.size() - 1);  // past the last usable byte
+  if (from >= end || end - from < t.size()) return npos;
+  const char* base = s.data();
+  const size_t last = end - t.size() + a;  // the last place for the anchor byte
+  for (size_t p = from + a; p <= last;) {
+    const void* hit = std::memchr(base + p, t[a], last - p + 1);
+    if (hit == nullptr) return npos;
+    const size_t q = static_cast<size_t>(static_cast<const char*>(hit) - base);
+    if (std::memcmp(base + q - a, t.data(), t.size()) == 0) return q - a;
+    p = q + 1;
+  }
+  return npos;
+}
+
 bool StartsWithAt(std::string_view s, size_t i, std::string_view p) {
   return i <= s.size() && s.size() - i >= p.size() && std::memcmp(s.data() + i, p.data(), p.size()) == 0;
 }
@@ -252,7 +280,7 @@ size_t AfterIso(std::string_view s, size_t e, Envelope& env) {
         env.SetLevel(lvl);
         size_t m = SkipOne(s, b + 1);
         // "module:function:12 - "
-        size_t dash = s.find(" - ", m);
+        size_t dash = FindWithin(s, " - ", m, 200);
         if (dash != npos && dash - m < 200 && s.substr(m, dash - m).find(' ') == npos) m = dash + 3;
         return m;
       }
@@ -262,7 +290,7 @@ size_t AfterIso(std::string_view s, size_t e, Envelope& env) {
   // Python logging default: "<ts> - name - LEVEL - message"
   if (StartsWithAt(s, e, " - ")) {
     size_t n = e + 3;
-    size_t d = s.find(" - ", n);
+    size_t d = FindWithin(s, " - ", n, 120);
     if (d != npos && d - n < 120) {
       size_t w = d + 3;
       size_t we = WordEnd(s, w);
@@ -292,7 +320,7 @@ size_t AfterIso(std::string_view s, size_t e, Envelope& env) {
 
 // "[...]" prefixes.
 size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
-  size_t close = s.find(']', i + 1);
+  size_t close = FindWithin(s, ']', i + 1, 160);
   if (close == npos || close - i > 160) return npos;
   std::string_view in = s.substr(i + 1, close - i - 1);
   size_t after = close + 1;
@@ -377,7 +405,7 @@ size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
 
 // "(EngineCore pid=123) ", "(VllmWorker rank=1 pid=7)", "(raylet) ", "(pid=123) ".
 size_t ParseParen(std::string_view s, size_t i, Envelope& env) {
-  size_t close = s.find(')', i + 1);
+  size_t close = FindWithin(s, ')', i + 1, 120);
   if (close == npos || close - i > 120 || close == i + 1) return npos;
   if (!(close + 1 == s.size() || IsSpace(s[close + 1]))) return npos;
   std::string_view in = s.substr(i + 1, close - i - 1);
@@ -441,11 +469,11 @@ size_t ParseVllm(std::string_view s, size_t i, size_t we, const char* lvl, Envel
   env.SetLevel(lvl);
   size_t m = SkipOne(s, ce);
   if (At(s, m, '[')) {
-    size_t close = s.find(']', m);
+    size_t close = FindWithin(s, ']', m, 100);
     if (close != npos && close - m < 100 && s.substr(m, close - m).find(' ') == npos) m = SkipOne(s, close + 1);
   } else {
     // older vLLM: "INFO 05-26 07:50:26 core.py:396] "
-    size_t close = s.find("] ", m);
+    size_t close = FindWithin(s, "] ", m, 100);
     if (close != npos && close - m < 100 && s.substr(m, close - m).find(' ') == npos &&
         s.substr(m, close - m).find(':') != npos)
       m = close + 2;
@@ -577,7 +605,7 @@ size_t ParseJournald(std::string_view s, size_t i, Envelope& env) {
 
 // NCCL: "host:pid:tid [dev] NCCL INFO ..." carries a level but keeps its text as the message.
 bool NcclLevel(std::string_view s, Envelope& env) {
-  size_t n = s.find(" NCCL ");
+  size_t n = FindWithin(s, " NCCL ", 0, 121);
   if (n == npos || n > 120) return false;
   size_t w = n + 6;
   size_t we = WordEnd(s, w);
@@ -627,6 +655,14 @@ LineScan ScanLine(std::string_view s) {
       acc_high = _mm_or_si128(acc_high, v);
       acc_esc = _mm_or_si128(acc_esc, _mm_cmpeq_epi8(v, k_esc));
       acc_hash = _mm_or_si128(acc_hash, _mm_cmpeq_epi8(v, k_hash));
+    }
+    if (i < n && n >= 16) {
+      // The rest as the line's last 16 bytes: bytes seen twice change nothing here.
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16));
+      acc_high = _mm_or_si128(acc_high, v);
+      acc_esc = _mm_or_si128(acc_esc, _mm_cmpeq_epi8(v, k_esc));
+      acc_hash = _mm_or_si128(acc_hash, _mm_cmpeq_epi8(v, k_hash));
+      i = n;
     }
     high = static_cast<uint64_t>(_mm_movemask_epi8(acc_high));
     esc = static_cast<uint64_t>(_mm_movemask_epi8(acc_esc));
@@ -716,7 +752,7 @@ struct Decoder::Impl {
   std::unique_ptr<JsonLineParser> json = MakeJsonLineParser();
   std::string ansi;     // the text with escapes removed
   std::string logfmt;   // an unescaped logfmt message
-  std::string inner;    // a JSON message copied out of the parser's buffer
+  FieldBuffers spare;   // buffers of the optional fields the last lines did not have
 
   // Parses the envelope of `s`; the message is s.substr(env.msg) unless logfmt set `message`.
   void ParsePlain(std::string_view s, Envelope& env, std::string_view& message) {
@@ -783,8 +819,8 @@ struct Decoder::Impl {
   static bool we_glog(std::string_view s, size_t p) { return LevelLetter(s[p]) && MonthDayDigits(s, p + 1) > 0; }
 
   // Tries the line as a JSON object. On success fills the out-params and returns true.
-  bool ParseJson(std::string_view raw, std::string_view& text, Envelope& env, std::string_view& container) {
-    JsonFields f;
+  bool ParseJson(std::string_view raw, std::string_view& text, Envelope& env, std::string_view& container,
+                 JsonFields& f) {
     if (!json->Parse(raw, f)) return false;
     text = f.has_text ? f.text : raw;  // no message key: the object itself is the text
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
@@ -812,31 +848,43 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   out.offset = line.offset;
   out.cut = line.cut;
   out.json = false;
-  meta = LineMeta();
+  meta.Reset();
   std::string_view raw = line.raw;
-  // One pass over the line answers "ASCII?" and "any escape?" for the common case.
-  LineScan scan = ScanLine(raw);
-  meta.valid_utf8 = scan.ascii || IsValidUtf8(raw);
-
   Envelope json_env;
+  JsonFields json;
   std::string_view text = raw;
   std::string_view container;
   size_t first = 0;
   while (first < raw.size() && IsSpace(raw[first])) ++first;
   if (first < raw.size() && raw[first] == '{' && raw.back() == '}') {
+    // The message stays in the parser's buffer, which lasts until the next line's Parse.
     std::string_view t;
-    if (im.ParseJson(raw, t, json_env, container)) {
+    if (im.ParseJson(raw, t, json_env, container, json)) {
       out.json = true;
-      // The parser's buffer is reused by the next line: copy the message out.
-      im.inner.assign(t.data(), t.size());
-      text = im.inner;
+      text = t;
     }
   }
-  bool maybe_ansi = text.data() == raw.data() ? scan.maybe_ansi : HasAnsi(text);
+  bool maybe_ansi = false;
+  bool text_valid = false;  // `text` is valid UTF-8, known without another look at it
+  if (json.simple) {
+    // The simple JSON reader takes only ASCII lines, and what it decodes from them is valid
+    // UTF-8 with an ESC byte only from a \u escape; no need to scan the line first.
+    meta.valid_utf8 = true;
+    text_valid = true;
+    maybe_ansi = json.unicode_escapes || text.find("#033[") != npos;
+  } else {
+    // One pass over the line answers "ASCII?" and "any escape?" for the common case.
+    LineScan scan = ScanLine(raw);
+    meta.valid_utf8 = scan.ascii || IsValidUtf8(raw);
+    maybe_ansi = text.data() == raw.data() ? scan.maybe_ansi : true;
+    text_valid = text.data() == raw.data() && text.size() == raw.size() && meta.valid_utf8;
+  }
   if (maybe_ansi && HasAnsi(text)) {
     im.ansi.clear();
     StripAnsi(text, im.ansi);
     text = im.ansi;
+    // Removing an escape can split a multi-byte character (ESC and a lead byte as one pair).
+    text_valid = false;
   }
 
   Envelope env;
@@ -850,35 +898,23 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
 
   out.message.assign(message.data(), message.size());
   // display: the text as a person reads it, valid UTF-8.
-  bool text_valid = (text.data() == raw.data() && text.size() == raw.size()) ? meta.valid_utf8 : FastValidUtf8(text);
-  if (text_valid) {
+  if (text_valid || FastValidUtf8(text)) {
     out.display.assign(text.data(), text.size());
   } else {
     out.display = SanitizeUtf8(text);
   }
-  if (env.has_process) {
-    if (out.process) out.process->assign(env.process.data(), env.process.size());
-    else out.process.emplace(env.process);
-  } else {
-    out.process.reset();
-  }
-  if (level) {
-    if (out.level) out.level->assign(level);
-    else out.level.emplace(level);
-  } else {
-    out.level.reset();
-  }
-  if (env.has_time()) {
-    if (out.time) out.time->assign(env.time, env.time_len);
-    else out.time.emplace(env.time, env.time_len);
-  } else {
-    out.time.reset();
-  }
-  if (!env.host.empty()) out.host.emplace(env.host);
-  else out.host.reset();
-  if (!container.empty()) out.container.emplace(container);
-  else if (!env.container.empty()) out.container.emplace(env.container);
-  else out.container.reset();
+  FieldBuffers& spare = im.spare;
+  if (env.has_process) SetField(out.process, env.process, spare.process);
+  else ClearField(out.process, spare.process);
+  if (level) SetField(out.level, level, spare.level);
+  else ClearField(out.level, spare.level);
+  if (env.has_time()) SetField(out.time, std::string_view(env.time, env.time_len), spare.time);
+  else ClearField(out.time, spare.time);
+  if (!env.host.empty()) SetField(out.host, env.host, spare.host);
+  else ClearField(out.host, spare.host);
+  if (!container.empty()) SetField(out.container, container, spare.container);
+  else if (!env.container.empty()) SetField(out.container, env.container, spare.container);
+  else ClearField(out.container, spare.container);
 
   meta.header = env.header || level != nullptr || env.has_time();
   meta.envelope = text.substr(0, env.msg);

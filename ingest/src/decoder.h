@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "framer.h"
@@ -28,6 +30,17 @@ struct LineMeta {
   bool header = false;       // the line carries its own time or level
   bool valid_utf8 = true;
   size_t indent = 0;         // leading spaces/tabs of the message
+
+  // As default-constructed (member by member: assigning a fresh LineMeta costs a store-forwarding
+  // stall on every line).
+  void Reset() {
+    envelope = {};
+    header = false;
+    valid_utf8 = true;
+    indent = 0;
+    shape_ = 0;
+    shape_done_ = false;
+  }
 
   // A hash of the envelope with its digits skipped, so that lines of one logger call (same
   // prefix, level and location, other times) compare equal; 0 for no envelope. Computed on first
@@ -45,6 +58,32 @@ struct LineMeta {
   mutable uint64_t shape_ = 0;
   mutable bool shape_done_ = false;
 };
+
+// The buffers of optional string fields while the fields are absent. A disengaged std::optional
+// keeps no buffer, so lines with and without a process or time would otherwise free and allocate
+// one on every change.
+struct FieldBuffers {
+  std::string process, level, time, host, container;
+};
+
+// Sets `field` to `value`, reusing the buffer of `field` or else of `spare`.
+inline void SetField(std::optional<std::string>& field, std::string_view value, std::string& spare) {
+  if (!field) field.emplace(std::move(spare));
+  field->assign(value.data(), value.size());
+}
+
+// Empties `field`, keeping the larger of its buffer and `spare`'s in `spare`.
+inline void ClearField(std::optional<std::string>& field, std::string& spare) {
+  if (!field) return;
+  if (field->capacity() > spare.capacity()) spare.swap(*field);
+  field.reset();
+}
+
+// Sets `field` to a copy of `value` (engaged or not), as ClearField and SetField do.
+inline void CopyField(std::optional<std::string>& field, const std::optional<std::string>& value, std::string& spare) {
+  if (value) SetField(field, *value, spare);
+  else ClearField(field, spare);
+}
 
 class Decoder {
  public:
