@@ -123,12 +123,7 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
   const std::string name = (*src)->name();
   ingest::IngestOptions io;
   // The literal prefilter: a line no signature can match is framed and counted, not decoded.
-  const core::RuleSet* r = rules.get();
-  io.keep_line = [r, &analyzer](std::string_view raw) {
-    return r->LineMayMatch(raw, analyzer.wants_benign());
-  };
-  io.find_lines = r->MakeLineFinder();
-  io.keep_weak = [&analyzer] { return analyzer.wants_benign(); };
+  rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
   uint64_t last = 0;
   Status st = ingest::IngestSource(
       **src, source_id, io,
@@ -202,12 +197,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     opts.quiet_gap_seconds = s.quiet_gap_seconds;
     core::Analyzer analyzer(rules, opts);
     ingest::IngestOptions io;
-    const core::RuleSet* r = rules.get();
-    io.keep_line = [r, &analyzer](std::string_view raw) {
-      return r->LineMayMatch(raw, analyzer.wants_benign());
-    };
-    io.find_lines = r->MakeLineFinder();
-    io.keep_weak = [&analyzer] { return analyzer.wants_benign(); };
+    rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
     ingest::EventStream stream(source_id, io, [&](ingest::Event&& ev) {
       analyzer.Add(ev, path);
       for (auto& i : analyzer.TakeClosed()) part.incidents.push_back(std::move(i));

@@ -32,6 +32,10 @@ struct EventStream::Impl {
     bool keep = true;
     if (options.keep_line) {
       keep = options.keep_line(v.raw);
+      if (!keep && options.weak_line &&
+          (!options.keep_weak || !assembler.idle() || options.keep_weak())) {
+        keep = options.weak_line(v.raw);
+      }
       if (!keep && assembler.idle() && !detail::Assembler::MayStartMultiLine(v.raw)) {
         return;  // counted, not decoded, no event
       }

@@ -36,16 +36,25 @@ struct Outcome {
   size_t incidents = 0;
 };
 
-Outcome Analyze(const std::string& text, bool with_finder, size_t chunk) {
+// How lines are chosen for decoding: all of them (as `rules test` reads a log), by the
+// per-line prefilter, or by the whole-buffer one.
+enum class Mode { kEveryLine, kLineByLine, kWholeBuffer };
+
+Outcome Analyze(const std::string& text, Mode mode, size_t chunk) {
   auto rules = Shipped();
   Analyzer analyzer(rules, {});
   Outcome out;
   std::vector<triage::core::Incident> incidents;
   triage::ingest::IngestOptions io;
-  io.keep_line = [&](std::string_view raw) { return rules->LineMayMatch(raw, analyzer.wants_benign()); };
-  if (with_finder) {
-    io.find_lines = rules->MakeLineFinder();
-    io.keep_weak = [&] { return analyzer.wants_benign(); };
+  switch (mode) {
+    case Mode::kEveryLine:
+      break;
+    case Mode::kLineByLine:
+      rules->UsePrefilter(io, analyzer, {});
+      break;
+    case Mode::kWholeBuffer:
+      rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
+      break;
   }
   triage::ingest::EventStream stream(0, io, [&](triage::ingest::Event&& ev) {
     out.events.push_back(triage::ingest::EventToJson(ev, "log"));
@@ -93,14 +102,30 @@ TEST(LineFinder, SameEventsAndReportsOnEveryBundledLog) {
   for (const auto& log : logs) {
     const std::string text = Slurp(log);
     for (size_t chunk : {size_t(1) << 20, size_t(4093)}) {
-      const Outcome plain = Analyze(text, false, chunk);
-      const Outcome fast = Analyze(text, true, chunk);
+      const Outcome plain = Analyze(text, Mode::kLineByLine, chunk);
+      const Outcome fast = Analyze(text, Mode::kWholeBuffer, chunk);
       EXPECT_EQ(plain.events, fast.events) << log << " chunk " << chunk;
       EXPECT_EQ(plain.report, fast.report) << log << " chunk " << chunk;
       if (chunk == 4093) incidents += plain.incidents;
     }
   }
   EXPECT_GT(incidents, 50u);  // the logs do give incidents: the comparison is not of empties
+}
+
+TEST(Prefilter, ABenignLineRightAfterATracebackStillCancelsIt) {
+  // The access line closes the traceback in the assembler before the analyzer has seen the
+  // traceback (so before it wants benign lines): the line must be kept all the same.
+  const std::string text =
+      "ERROR:    Exception in ASGI application\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/app/server.py\", line 12, in handle\n"
+      "    reply = model.generate(prompt)\n"
+      "KeyError: 'prompt'\n"
+      "INFO:     10.0.0.7:51234 - \"POST /v1/completions HTTP/1.1\" 200 OK\n";
+  const Outcome all = Analyze(text, Mode::kEveryLine, 1 << 20);
+  EXPECT_EQ(all.incidents, 0u) << all.report;
+  EXPECT_EQ(Analyze(text, Mode::kLineByLine, 1 << 20).report, all.report);
+  EXPECT_EQ(Analyze(text, Mode::kWholeBuffer, 1 << 20).report, all.report);
 }
 
 }  // namespace

@@ -134,9 +134,9 @@ void AssemblerBody(const uint8_t* data, size_t size) {
     auto contains = [](std::string_view hay, std::string_view lit) {
       return hay.find(lit) != std::string_view::npos;
     };
-    o.keep_line = [&](std::string_view raw) {
-      return contains(raw, "err") || (contains(raw, "ok") && out.size() % 2 == 1);
-    };
+    o.keep_line = [&](std::string_view raw) { return contains(raw, "err"); };
+    o.weak_line = [&](std::string_view raw) { return contains(raw, "ok"); };
+    o.keep_weak = [&out] { return out.size() % 2 == 1; };
     if (with_finder) {
       o.find_lines = [](std::string_view lines, std::vector<uint32_t>& hits) {
         // A hit at every literal's last byte, in order (the starters as MayStartMultiLine
@@ -154,7 +154,6 @@ void AssemblerBody(const uint8_t* data, size_t size) {
           }
         }
       };
-      o.keep_weak = [&out] { return out.size() % 2 == 1; };
     }
     ingest::EventStream st(3, o, [&](ingest::Event&& ev) { out.push_back(ingest::EventToJson(ev, "f")); });
     for (auto c : Chunks(s, data[0])) st.Feed(c);

@@ -140,12 +140,11 @@ std::vector<std::string> RunStream(const std::string& log, const NaiveFinder& fi
   o.keep_line = [&](std::string_view raw) {
     for (const auto& l : finder.strong)
       if (ContainsNoCase(raw, l)) return true;
-    return ContainsNoCase(raw, finder.weak[0]) && weak_on();
+    return false;
   };
-  if (with_finder) {
-    o.find_lines = finder;
-    o.keep_weak = weak_on;
-  }
+  o.weak_line = [&](std::string_view raw) { return ContainsNoCase(raw, finder.weak[0]); };
+  o.keep_weak = weak_on;
+  if (with_finder) o.find_lines = finder;
   EventStream stream(0, o, [&out](Event&& e) { out.push_back(EventToJson(e, "x")); });
   if (chunk == 0) {
     stream.Feed(log);
@@ -191,7 +190,8 @@ TEST(FindLines, LinesWithoutAHitAreSkippedAndCounted) {
 TEST(FindLines, WeakHitsCountOnlyWhileKeepWeakSaysSo) {
   bool weak = false;
   IngestOptions o;
-  o.keep_line = [](std::string_view) { return true; };
+  o.keep_line = [](std::string_view) { return false; };
+  o.weak_line = [](std::string_view) { return true; };
   o.find_lines = [](std::string_view lines, std::vector<uint32_t>& hits) {
     for (size_t at = lines.find("w"); at != std::string_view::npos; at = lines.find("w", at + 1))
       hits.push_back(uint32_t(at) | kWeakHit);
@@ -204,6 +204,33 @@ TEST(FindLines, WeakHitsCountOnlyWhileKeepWeakSaysSo) {
   stream.Feed("w3\nn4\n");
   stream.Finish();
   EXPECT_EQ(lines, (std::vector<uint64_t>{3}));
+}
+
+}  // namespace
+}  // namespace triage::ingest
+
+namespace triage::ingest {
+namespace {
+
+TEST(WeakLines, KeptWhileAMultiLineEventIsOpenEvenIfTheCallerDoesNotWantThemYet) {
+  // The caller's wish can change once the open traceback reaches it; until then a weak line
+  // that ends the traceback must not be lost.
+  IngestOptions o;
+  o.keep_line = [](std::string_view) { return false; };
+  o.weak_line = [](std::string_view raw) { return raw.find("200 OK") != std::string_view::npos; };
+  o.keep_weak = [] { return false; };
+  std::vector<Event> events;
+  EventStream stream(0, o, [&](Event&& e) { events.push_back(std::move(e)); });
+  stream.Feed(
+      "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n    g()\n"
+      "KeyError: 'x'\n"
+      "INFO:     10.0.0.7:51234 - \"POST /v1/completions HTTP/1.1\" 200 OK\n");
+  stream.Finish();
+  // The access line ends the traceback: it is kept although keep_weak() says no.
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, EventKind::kTraceback);
+  EXPECT_EQ(events[0].last_line, 4u);
+  EXPECT_EQ(events[1].first_line, 5u);
 }
 
 }  // namespace

@@ -95,6 +95,16 @@ ingest::FindLines RuleSet::MakeLineFinder() const {
   return c.finder_db ? c.finder_db->MakeFinder() : ingest::FindLines{};
 }
 
+void RuleSet::UsePrefilter(ingest::IngestOptions& options, const Analyzer& analyzer,
+                           ingest::FindLines find_lines) const {
+  options.keep_line = [this](std::string_view raw) { return LineMayMatch(raw, false); };
+  options.weak_line = [this](std::string_view raw) {
+    return compiled_ && compiled_->benign_scanner.Any(raw);
+  };
+  options.keep_weak = [&analyzer] { return analyzer.wants_benign(); };
+  options.find_lines = std::move(find_lines);
+}
+
 bool RuleSet::LineMayMatch(std::string_view raw_line, bool with_benign) const {
   if (!compiled_) return false;
   // Signatures without a literal do not keep lines here: they are tried on the events that

@@ -12,11 +12,7 @@ StreamPipeline::StreamPipeline(std::shared_ptr<const core::RuleSet> rules,
       analyzer_(std::make_unique<core::Analyzer>(rules_, std::move(options))) {
   ingest::IngestOptions ingest_options;
   // The same prefilter `analyze` uses: lines no signature can match are framed, not decoded.
-  ingest_options.keep_line = [this](std::string_view raw) {
-    return rules_->LineMayMatch(raw, analyzer_->wants_benign());
-  };
-  ingest_options.find_lines = std::move(find_lines);
-  ingest_options.keep_weak = [this] { return analyzer_->wants_benign(); };
+  rules_->UsePrefilter(ingest_options, *analyzer_, std::move(find_lines));
   stream_ = std::make_unique<ingest::EventStream>(
       0, std::move(ingest_options), [this](ingest::Event&& event) {
         if (!failure_seen_) failure_seen_ = IsFailure(event);

@@ -81,10 +81,7 @@ class WatchTest : public ::testing::Test {
       if (!src.ok()) continue;
       const std::string name = f.string();
       ingest::IngestOptions io;
-      const core::RuleSet* r = loaded.rules.get();
-      io.keep_line = [r, &analyzer](std::string_view raw) {
-        return r->LineMayMatch(raw, analyzer.wants_benign());
-      };
+      loaded.rules->UsePrefilter(io, analyzer, {});
       Status st = ingest::IngestSource(**src, 0, io, [&](ingest::Event&& ev) {
         analyzer.Add(ev, name);
         for (auto& i : analyzer.TakeClosed()) incidents.push_back(std::move(i));

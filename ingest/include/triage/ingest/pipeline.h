@@ -45,17 +45,23 @@ struct IngestOptions {
   // prefilter): a line outside any multi-line event for which this returns false is framed
   // and counted but not decoded, and gives no event. Multi-line events are always assembled.
   std::function<bool(std::string_view raw_line)> keep_line;
+  // Optional, with keep_line: lines that matter only at times (to the engine, benign lines,
+  // which matter only while a failure waits for confirmation). A line keep_line rejects is
+  // still kept when weak_line accepts it and either keep_weak() says weak lines matter now or
+  // a multi-line event is still being assembled: that event has not reached the caller yet,
+  // so the caller's answer may be about to change.
+  std::function<bool(std::string_view raw_line)> weak_line;
+  std::function<bool()> keep_weak;  // unset: weak lines always matter
   // Optional, with keep_line: a whole-buffer scan that makes skipping the lines keep_line would
   // reject cheaper than asking line by line. Given a buffer of whole lines (under 2^31 bytes),
   // it appends to `hits`, in ascending order of offset, the offsets of bytes (a line's '\n'
-  // included) such that every line for which keep_line may return true, or which holds one of
-  // MultiLineStarterLiterals() (in any ASCII case), holds a hit. A hit with kWeakHit set stands
-  // for a line that keep_line may keep only while keep_weak() is true. Lines without a hit
-  // (or with weak ones only, while keep_weak() is false) are framed and counted but neither
-  // decoded nor shown to keep_line; the others go through keep_line as before, so the events
-  // are the same with or without find_lines.
+  // included) such that every line that keep_line may accept, or that holds one of
+  // MultiLineStarterLiterals() (in any ASCII case), holds a hit, and every line weak_line may
+  // accept holds a hit too, with kWeakHit set if it is only that. Lines without a hit (or with
+  // weak ones only, while keep_weak() is false) are framed and counted but neither decoded nor
+  // shown to the predicates; the others go through them as before, so the events are the same
+  // with or without find_lines.
   FindLines find_lines;
-  std::function<bool()> keep_weak;  // unset: weak hits count as hits
 };
 
 // The literals whose presence in a raw line means it may start a multi-line event (a traceback,

@@ -134,6 +134,12 @@ class RuleSet {
   // as keep_line). Each call gives a finder with its own scratch space: one per stream or
   // thread. Empty when this build or CPU has none; the pipeline then asks line by line.
   ingest::FindLines MakeLineFinder() const;
+  // Sets the prefilter of `options` for a stream read into `analyzer` (which must outlive the
+  // stream): keep_line, weak_line (benign-only literals) and keep_weak (the analyzer's
+  // wants_benign()), and `find_lines` (MakeLineFinder()'s, or one shared by the streams of one
+  // thread; may be empty).
+  void UsePrefilter(ingest::IngestOptions& options, const Analyzer& analyzer,
+                    ingest::FindLines find_lines) const;
   // Every signature hit in `event`, in line order (each signature at most once per line).
   std::vector<SignatureHit> Match(const ingest::Event& event) const;
   // The hits of one text treated as a single line (for tests and `rules test`).
