@@ -94,7 +94,8 @@ bool IsBlockStart(std::string_view m) {
   size_t n = m.size();
   auto check = [&](size_t pos) {
     std::string_view before(base, pos);
-    if (before.size() >= 10) {
+    // Every phrase has 'o' or 'u' second to last; most colons follow something else.
+    if (before.size() >= 10 && (before[pos - 2] == 'o' || before[pos - 2] == 'u')) {
       switch (before.back()) {
         case 'r':
           if (EndsWith(before, "CUDA error") || EndsWith(before, "Fatal Python error")) return true;

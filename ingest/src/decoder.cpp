@@ -133,6 +133,20 @@ int MonthIndex(std::string_view s, size_t i) {
   static constexpr std::array<const char*, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                           "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   if (i + 3 > s.size()) return -1;
+  // Tried on every line that starts with a capital: most start with no month's letter.
+  switch (s[i]) {
+    case 'J':
+    case 'F':
+    case 'M':
+    case 'A':
+    case 'S':
+    case 'O':
+    case 'N':
+    case 'D':
+      break;
+    default:
+      return -1;
+  }
   for (int m = 0; m < 12; ++m)
     if (std::memcmp(s.data() + i, kMonths[static_cast<size_t>(m)], 3) == 0) return m + 1;
   return -1;
@@ -210,15 +224,27 @@ size_t ParseClock(std::string_view s, size_t i, Envelope* env) {
 
 // ISO 8601 date-time at s[i]: YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|+hh:mm|+hhmm].
 size_t ParseIso(std::string_view s, size_t i, Envelope& env) {
-  if (!(Digits(s, i, 4) && At(s, i + 4, '-') && Digits(s, i + 5, 2) && At(s, i + 7, '-') &&
-        Digits(s, i + 8, 2)))
-    return npos;
-  if (!(At(s, i + 10, 'T') || At(s, i + 10, ' ') || At(s, i + 10, '_'))) return npos;
-  if (ParseClock(s, i + 11, nullptr) == npos) return npos;
-  env.time_len = 0;
-  env.TimeAppend(s.substr(i, 10));
-  env.TimeChar('T');
-  size_t e = ParseClock(s, i + 11, &env);
+  // "YYYY-MM-DD?HH:MM:SS" has a fixed width: checked in place, then copied in two pieces (this
+  // runs on most lines of most logs, JSON lines' time fields included).
+  if (i > s.size() || s.size() - i < 19) return npos;
+  const char* p = s.data() + i;
+  const bool date = IsDigit(p[0]) && IsDigit(p[1]) && IsDigit(p[2]) && IsDigit(p[3]) && p[4] == '-' &&
+                    IsDigit(p[5]) && IsDigit(p[6]) && p[7] == '-' && IsDigit(p[8]) && IsDigit(p[9]);
+  if (!date || !(p[10] == 'T' || p[10] == ' ' || p[10] == '_')) return npos;
+  const bool clock = IsDigit(p[11]) && IsDigit(p[12]) && p[13] == ':' && IsDigit(p[14]) && IsDigit(p[15]) &&
+                     p[16] == ':' && IsDigit(p[17]) && IsDigit(p[18]);
+  if (!clock) return npos;
+  std::memcpy(env.time, p, 10);
+  env.time[10] = 'T';
+  std::memcpy(env.time + 11, p + 11, 8);
+  env.time_len = 19;
+  size_t e = i + 19;
+  if ((At(s, e, '.') || At(s, e, ',')) && e + 1 < s.size() && IsDigit(s[e + 1])) {
+    const size_t frac = e + 1;
+    for (e = frac; e < s.size() && IsDigit(s[e]);) ++e;
+    env.TimeChar('.');
+    env.TimeAppend(s.substr(frac, e - frac));
+  }
   if (At(s, e, 'Z')) {
     env.TimeChar('Z');
     ++e;
@@ -645,28 +671,29 @@ LineScan ScanLine(std::string_view s) {
   size_t n = s.size();
   size_t i = 0;
   uint64_t high = 0, esc = 0, hash = 0;
+  bool rsyslog_escape = false;  // "#033[" seen
 #if defined(__SSE2__)
   {
     const __m128i k_esc = _mm_set1_epi8(0x1b);
     const __m128i k_hash = _mm_set1_epi8('#');
-    __m128i acc_high = _mm_setzero_si128(), acc_esc = _mm_setzero_si128(), acc_hash = _mm_setzero_si128();
-    for (; i + 16 <= n; i += 16) {
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    __m128i acc_high = _mm_setzero_si128(), acc_esc = _mm_setzero_si128();
+    // '#' is common ("#new-token: 5" on every SGLang batch line): each one is checked where the
+    // block finds it, cheaper than a search of the whole line for "#033[" afterwards.
+    auto block = [&](size_t at) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
       acc_high = _mm_or_si128(acc_high, v);
       acc_esc = _mm_or_si128(acc_esc, _mm_cmpeq_epi8(v, k_esc));
-      acc_hash = _mm_or_si128(acc_hash, _mm_cmpeq_epi8(v, k_hash));
-    }
+      for (unsigned m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, k_hash))); m != 0; m &= m - 1) {
+        if (StartsWithAt(s, at + static_cast<size_t>(__builtin_ctz(m)), "#033[")) rsyslog_escape = true;
+      }
+    };
+    for (; i + 16 <= n; i += 16) block(i);
     if (i < n && n >= 16) {
-      // The rest as the line's last 16 bytes: bytes seen twice change nothing here.
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16));
-      acc_high = _mm_or_si128(acc_high, v);
-      acc_esc = _mm_or_si128(acc_esc, _mm_cmpeq_epi8(v, k_esc));
-      acc_hash = _mm_or_si128(acc_hash, _mm_cmpeq_epi8(v, k_hash));
+      block(n - 16);  // the rest as the line's last 16 bytes: bytes seen twice change nothing
       i = n;
     }
     high = static_cast<uint64_t>(_mm_movemask_epi8(acc_high));
     esc = static_cast<uint64_t>(_mm_movemask_epi8(acc_esc));
-    hash = static_cast<uint64_t>(_mm_movemask_epi8(acc_hash));
   }
 #endif
   for (; i + 8 <= n; i += 8) {
@@ -683,7 +710,7 @@ LineScan ScanLine(std::string_view s) {
     hash |= c == '#';
   }
   r.ascii = high == 0;
-  r.maybe_ansi = esc != 0 || (hash != 0 && s.find("#033[") != npos);
+  r.maybe_ansi = esc != 0 || rsyslog_escape || (hash != 0 && s.find("#033[") != npos);
   return r;
 }
 
@@ -816,23 +843,27 @@ struct Decoder::Impl {
     if (!logfmt_msg) message = s.substr(p);
   }
 
+  // The time of a JSON line's time field, in the form the envelope's times take.
+  static void JsonTime(std::string_view time, Envelope& env) {
+    Envelope t;
+    if (ParseIso(time, 0, t) != npos) {
+      std::memcpy(env.time, t.time, t.time_len);
+      env.time_len = t.time_len;
+    } else {
+      env.TimeAppend(time.substr(0, 40));
+    }
+  }
+
   static bool we_glog(std::string_view s, size_t p) { return LevelLetter(s[p]) && MonthDayDigits(s, p + 1) > 0; }
 
-  // Tries the line as a JSON object. On success fills the out-params and returns true.
+  // Tries the line as a JSON object. On success fills the out-params and returns true. The line's
+  // own time (f.time) is read later by JsonTime, and only when the message carries none: most
+  // messages do, and theirs wins.
   bool ParseJson(std::string_view raw, std::string_view& text, Envelope& env, std::string_view& container,
                  JsonFields& f) {
     if (!json->Parse(raw, f)) return false;
     text = f.has_text ? f.text : raw;  // no message key: the object itself is the text
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
-    if (!f.time.empty()) {
-      Envelope t;
-      if (ParseIso(f.time, 0, t) != npos) {
-        std::memcpy(env.time, t.time, t.time_len);
-        env.time_len = t.time_len;
-      } else {
-        env.TimeAppend(f.time.substr(0, 40));
-      }
-    }
     if (!f.level.empty()) env.SetLevel(LevelName(f.level, false));
     container = f.container;
     return true;
@@ -890,10 +921,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   Envelope env;
   std::string_view message;
   im.ParsePlain(text, env, message);
-  if (!env.has_time() && json_env.has_time()) {
-    std::memcpy(env.time, json_env.time, json_env.time_len);
-    env.time_len = json_env.time_len;
-  }
+  if (!env.has_time() && out.json && !json.time.empty()) Impl::JsonTime(json.time, env);
   const char* level = json_env.level ? json_env.level : env.level;
 
   out.message.assign(message.data(), message.size());
