@@ -859,12 +859,12 @@ struct Decoder::Impl {
   // Tries the line as a JSON object. On success fills the out-params and returns true. The line's
   // own time (f.time) is read later by JsonTime, and only when the message carries none: most
   // messages do, and theirs wins.
-  bool ParseJson(std::string_view raw, std::string_view& text, Envelope& env, std::string_view& container,
+  bool ParseJson(std::string_view raw, std::string_view& text, const char*& level, std::string_view& container,
                  JsonFields& f) {
     if (!json->Parse(raw, f)) return false;
     text = f.has_text ? f.text : raw;  // no message key: the object itself is the text
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
-    if (!f.level.empty()) env.SetLevel(LevelName(f.level, false));
+    if (!f.level.empty()) level = LevelName(f.level, false);
     container = f.container;
     return true;
   }
@@ -881,7 +881,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   out.json = false;
   meta.Reset();
   std::string_view raw = line.raw;
-  Envelope json_env;
+  const char* json_level = nullptr;
   JsonFields json;
   std::string_view text = raw;
   std::string_view container;
@@ -890,7 +890,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   if (first < raw.size() && raw[first] == '{' && raw.back() == '}') {
     // The message stays in the parser's buffer, which lasts until the next line's Parse.
     std::string_view t;
-    if (im.ParseJson(raw, t, json_env, container, json)) {
+    if (im.ParseJson(raw, t, json_level, container, json)) {
       out.json = true;
       text = t;
     }
@@ -922,7 +922,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   std::string_view message;
   im.ParsePlain(text, env, message);
   if (!env.has_time() && out.json && !json.time.empty()) Impl::JsonTime(json.time, env);
-  const char* level = json_env.level ? json_env.level : env.level;
+  const char* level = json_level ? json_level : env.level;
 
   out.message.assign(message.data(), message.size());
   // display: the text as a person reads it, valid UTF-8.
