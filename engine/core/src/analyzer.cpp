@@ -107,6 +107,39 @@ std::optional<double> ParseTime(const std::optional<std::string>& t) {
   return secs;
 }
 
+// Seconds within the year of a time with or without its year ("2026-11-02T09:14:03",
+// "--11-02T09:14:03.25"), every year taken as 365 days: comparable between the lines of one
+// source (c10's "[E601 00:00:04.302]" and vLLM's "06-01 00:00:24" carry no year, but one log
+// shows one clock), never across sources. nullopt for anything else (dmesg's seconds since boot).
+std::optional<double> ParseClock(const std::optional<std::string>& t) {
+  if (!t) return std::nullopt;
+  std::string_view s = *t;
+  if (s.size() >= 4 && s.substr(0, 2) == "--") s.remove_prefix(2);
+  else if (s.size() >= 5 && s[4] == '-') s.remove_prefix(5);
+  else return std::nullopt;
+  // s: "MM-DDTHH:MM:SS[.fff]"
+  if (s.size() < 14 || s[2] != '-' || (s[5] != 'T' && s[5] != ' ') || s[8] != ':' || s[11] != ':')
+    return std::nullopt;
+  auto num = [&](size_t pos) -> int {
+    if (!std::isdigit(static_cast<unsigned char>(s[pos])) ||
+        !std::isdigit(static_cast<unsigned char>(s[pos + 1])))
+      return -1;
+    return (s[pos] - '0') * 10 + (s[pos + 1] - '0');
+  };
+  const int mo = num(0), d = num(3), h = num(6), mi = num(9), se = num(12);
+  if (mo < 1 || mo > 12 || d < 1 || h < 0 || mi < 0 || se < 0) return std::nullopt;
+  static constexpr int kDaysBefore[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+  double secs = double(kDaysBefore[mo - 1] + d - 1) * 86400 + h * 3600 + mi * 60 + se;
+  if (s.size() > 15 && s[14] == '.') {
+    double scale = 0.1;
+    for (size_t k = 15; k < s.size() && std::isdigit(static_cast<unsigned char>(s[k])); ++k) {
+      secs += (s[k] - '0') * scale;
+      scale /= 10;
+    }
+  }
+  return secs;
+}
+
 // The pid a process prefix names ("EngineCore pid=123", "VllmWorker rank=1 pid=77").
 std::string PidOf(const std::optional<std::string>& process) {
   if (!process) return "";
@@ -169,6 +202,7 @@ struct Analyzer::Impl {
   std::map<std::string, Window*> by_stream;
   std::deque<Pending> pending;
   std::map<std::string, std::string> pid_stream;              // pid -> stream
+  std::map<uint32_t, double> source_clock;  // the last clock (ParseClock) each source showed
   std::vector<Incident> closed;
   uint64_t event_seq = 0;
   size_t max_hits_per_window = 2000;
@@ -273,8 +307,92 @@ struct Analyzer::Impl {
     return w;
   }
 
+  // What a failure is about, for telling whether it belongs to another stream's incident.
+  struct FailureFacts {
+    std::vector<int> causes;           // the root causes its hits point at: none for a bare report
+    std::string pid;                   // the pid its process prefix names
+    bool untagged = false;             // its lines carry no process prefix
+    std::optional<double> clock;       // ParseClock of its time
+    std::optional<double> waited;      // seconds a timed-out wait had run (a `ran_ms` capture)
+  };
+
+  // A fault of the device or of the link strikes a collective while it runs; anything else that
+  // explains a timed-out wait ends a process, and its peers wait from about then.
+  static bool StrikesInFlight(const std::string& cause) {
+    auto under = [&](std::string_view id) {
+      return cause == id || (cause.size() > id.size() && cause.compare(0, id.size(), id) == 0 &&
+                             cause[id.size()] == '.');
+    };
+    return under("gpu.hardware_fault") || under("nccl.failure");
+  }
+
+  // Whether a cause seen at `cause_clock` can have made a wait that timed out at `f.clock`
+  // after `f.waited` seconds: a fault in flight, any time up to the timeout; a peer's death, about
+  // as long before as the wait ran (half of it, for slack). Unknown times do not refute it.
+  static bool InTime(const std::string& cause, std::optional<double> cause_clock,
+                     const FailureFacts& f) {
+    if (!f.waited || !f.clock || !cause_clock) return true;
+    if (StrikesInFlight(cause)) return *cause_clock <= *f.clock + kJoinSeconds;
+    return *cause_clock <= *f.clock - *f.waited / 2;
+  }
+
+  // Whether a failure of another stream belongs to window `w`: a report that names no cause
+  // of its own (an engine's or a child's end seen from the API server or the launcher) does;
+  // otherwise only with a link: a pid both name, or a cause of the window that explains the
+  // failure's, in time. Two failures with the same cause and no explaining root between them
+  // are two incidents (three ranks timing out on their own, two ranks out of memory).
+  std::vector<int> WindowCauses(const Window& w) const {
+    std::set<int> sigs;
+    for (const auto& h : w.hits) sigs.insert(h.hit.signature);
+    return detail::CausesPointedAt(*rules, sigs);
+  }
+
+  // Whether signals pointing at `causes` have to do with window `w`: the same cause, or one
+  // that explains the other, or a window with no cause yet (what follows may name it), or a
+  // signal that names no cause (the oom reaper after the kill: more of the same lines).
+  bool Related(const Window& w, const std::vector<int>& causes) const {
+    const std::vector<int> window_causes = WindowCauses(w);
+    if (window_causes.empty() || causes.empty()) return true;
+    for (int a : window_causes)
+      for (int b : causes)
+        if (a == b || detail::CauseExplains(*rules, a, b) || detail::CauseExplains(*rules, b, a))
+          return true;
+    return false;
+  }
+
+  bool Linked(const Window& w, const FailureFacts& f) const {
+    if (f.causes.empty()) return true;
+    if (!f.pid.empty() && w.pids.count(f.pid)) return true;
+    const auto& causes = rules->causes();
+    const std::vector<int> window_causes = WindowCauses(w);
+    // Lines without a process prefix belong to no process in particular (a child's raw output,
+    // the launcher's): the same cause there and in a tagged process is one failure told twice
+    // (ninja's output, then the exception quoting it).
+    const bool untagged = f.untagged || std::any_of(w.failures.begin(), w.failures.end(),
+                                                    [](const detail::FailureRecord& r) {
+                                                      return r.stream.back() == '|';
+                                                    });
+    if (untagged && std::any_of(window_causes.begin(), window_causes.end(), [&](int a) {
+          return std::find(f.causes.begin(), f.causes.end(), a) != f.causes.end();
+        }))
+      return true;
+    for (int a : window_causes) {
+      const CauseRule& ca = causes[size_t(a)];
+      if (!std::any_of(f.causes.begin(), f.causes.end(),
+                       [&](int b) { return detail::CauseExplains(*rules, a, b); }))
+        continue;
+      std::set<int> own;
+      for (const auto* ids : {&ca.requires_any, &ca.requires_all})
+        for (const auto& id : *ids) own.insert(rules->FindSignature(id));
+      for (const auto& h : w.hits)
+        if (own.count(h.hit.signature) && InTime(ca.id, h.clock, f)) return true;
+    }
+    return false;
+  }
+
   Window* WindowForFailure(const std::string& stream, uint32_t source_id, uint64_t line,
-                           std::optional<double> t, const std::string& pid) {
+                           std::optional<double> t, const std::string& pid,
+                           const FailureFacts& facts) {
     // A line naming a pid (a kernel OOM kill, an Xid, a launcher's report of its child): the
     // window of the stream whose prefix names that pid, at any distance while it is open, else
     // one whose failures named that pid before, while it has not settled.
@@ -287,8 +405,8 @@ struct Analyzer::Impl {
     }
     if (Window* w = StreamWindow(stream, source_id, line, t)) return w;
     // Another stream of the same service failing close by (in lines of the same source, and
-    // in time when both sides carry comparable times): one incident. Across sources only
-    // comparable times can say "close by".
+    // in time when both sides carry comparable times), when something links the two (Linked):
+    // one incident. Across sources only comparable times can say "close by".
     Window* best = nullptr;
     for (auto& w : windows) {
       if (MovedOn(w, stream, source_id, line)) continue;
@@ -301,7 +419,9 @@ struct Analyzer::Impl {
       } else if (timed) {
         near = std::abs(*t - *w.last_failure_time) <= kJoinSeconds;
       }
-      if (near) best = &w;
+      // The closest of them: the failure it follows most directly.
+      if (near && (!best || w.last_failure_line >= best->last_failure_line) && Linked(w, facts))
+        best = &w;
     }
     if (best) return best;
     windows.emplace_back();
@@ -313,7 +433,14 @@ struct Analyzer::Impl {
     const std::string stream =
         std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
     const std::optional<double> t = ParseTime(ev.time);
-    if (std::string pid = PidOf(ev.process); !pid.empty()) pid_stream[pid] = stream;
+    const std::string prefix_pid = PidOf(ev.process);
+    if (!prefix_pid.empty()) pid_stream[prefix_pid] = stream;
+    // The event's own clock, else the last its source showed: the latest it can have been
+    // written after (a bound, not a time: most lines never reach here).
+    const std::optional<double> clock = ParseClock(ev.time);
+    std::optional<double> clock_bound = clock;
+    if (clock) source_clock[ev.source] = *clock;
+    else if (auto c = source_clock.find(ev.source); c != source_clock.end()) clock_bound = c->second;
 
     // Quiet gap: a long silence in a stream ends whatever it had open. The silence is measured
     // from the open window's own last timed line, not from the stream's last line seen: with
@@ -404,13 +531,23 @@ struct Analyzer::Impl {
       r.text = display(h.line_index);
       r.event = seq;
       r.in_failure = in_failure;
+      r.clock = clock_bound;
       return r;
     };
 
     const bool failure = fatal || traceback_failure;
     if (!failure) {
-      // Signals: into the stream's open window, else pending for a failure to come.
+      // Signals: into the stream's open window, else pending for a failure to come. Lines
+      // without a process prefix share one stream with everything else: a warning there joins
+      // its open window only when it has to do with it, else it waits for a failure of its own.
       Window* open = StreamWindow(stream, ev.source, ev.first_line, t);
+      if (open && (!ev.process || ev.process->empty())) {
+        std::set<int> own;
+        for (const auto& h : hits)
+          if (!sigs[size_t(h.signature)].benign && !sigs[size_t(h.signature)].restart)
+            own.insert(h.signature);
+        if (!Related(*open, detail::CausesPointedAt(*rules, own))) open = nullptr;
+      }
       for (const auto& h : hits) {
         const SignatureRule& s = sigs[size_t(h.signature)];
         if (s.benign || s.restart) continue;
@@ -425,7 +562,28 @@ struct Analyzer::Impl {
       return;
     }
 
-    Window* w = WindowForFailure(stream, ev.source, ev.first_line, t, fatal_pid);
+    FailureFacts facts;
+    {
+      std::set<int> own;
+      for (const auto& h : hits) {
+        const SignatureRule& s = sigs[size_t(h.signature)];
+        if (s.benign || s.restart) continue;
+        own.insert(h.signature);
+        if (auto ms = h.captures.find("ran_ms"); ms != h.captures.end())
+          facts.waited = std::strtod(ms->second.c_str(), nullptr) / 1000;
+      }
+      // Its root causes: a cause that another of its own explains is its symptom (a DistBackendError
+      // naming an IB completion error is about the network, not about NCCL in general).
+      const std::vector<int> pointed = detail::CausesPointedAt(*rules, own);
+      for (int b : pointed)
+        if (std::none_of(pointed.begin(), pointed.end(),
+                         [&](int a) { return detail::CauseExplains(*rules, a, b); }))
+          facts.causes.push_back(b);
+      facts.pid = prefix_pid;
+      facts.untagged = !ev.process || ev.process->empty();
+      facts.clock = clock;
+    }
+    Window* w = WindowForFailure(stream, ev.source, ev.first_line, t, fatal_pid, facts);
     if (w->failures.empty() && w->hits.empty()) {
       w->source = source;
       w->source_id = ev.source;

@@ -304,4 +304,31 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
   incident.fingerprint = Fingerprint(incident);
 }
 
+std::vector<int> CausesPointedAt(const RuleSet& rules, const std::set<int>& signatures) {
+  auto hit = [&](const std::string& id) {
+    const int s = rules.FindSignature(id);
+    return s >= 0 && signatures.count(s) > 0;
+  };
+  std::vector<int> out;
+  const auto& causes = rules.causes();
+  for (size_t ci = 0; ci < causes.size(); ++ci) {
+    const CauseRule& c = causes[ci];
+    if (std::any_of(c.requires_none.begin(), c.requires_none.end(), hit)) continue;
+    if (c.requires_any.empty() && c.requires_all.empty()) continue;
+    if ((c.requires_any.empty() || std::any_of(c.requires_any.begin(), c.requires_any.end(), hit)) &&
+        std::all_of(c.requires_all.begin(), c.requires_all.end(), hit))
+      out.push_back(int(ci));
+  }
+  return out;
+}
+
+bool CauseExplains(const RuleSet& rules, int a, int b) {
+  const auto& causes = rules.causes();
+  if (a == b) return false;
+  const CauseRule& ca = causes[size_t(a)];
+  const std::string& id = causes[size_t(b)].id;
+  return std::any_of(ca.explains.begin(), ca.explains.end(),
+                     [&](const std::string& x) { return IdMatches(x, id); });
+}
+
 }  // namespace triage::core::detail

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct HitRecord {
   std::string text;    // the line as a person sees it
   uint64_t event = 0;  // sequence number of the event it came from
   bool in_failure = false;  // part of the event that made the failure (or a fatal hit itself)
+  // When the line was written at the latest known bound: its event's clock (seconds within the
+  // year, comparable within one source only), else the last clock its source showed before it.
+  std::optional<double> clock;
 };
 
 // An event that ended a process: a fatal hit or an uncaught traceback.
@@ -37,5 +41,13 @@ struct FailureRecord {
 // incident gets one `unclassified` cause named after the terminal failure's normalised message.
 void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
                 const std::vector<FailureRecord>& failures, Incident& incident);
+
+// The causes (indices into rules.causes()) that a set of signatures points at: those whose
+// requirements the set meets (one of `any`, all of `all`, none of `none`). What a failure or a
+// window is about, for the correlator; the ranker also honours `within = "event"`.
+std::vector<int> CausesPointedAt(const RuleSet& rules, const std::set<int>& signatures);
+
+// True when cause `a` names cause `b`, or an id above it, in its `explains`.
+bool CauseExplains(const RuleSet& rules, int a, int b);
 
 }  // namespace triage::core::detail

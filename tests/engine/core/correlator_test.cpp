@@ -187,17 +187,146 @@ TEST(Correlator, ReportNamingTheKilledPidJoinsTheOomKill) {
 }
 
 TEST(Correlator, LaterFailureDoesNotExplainAnEarlierOne) {
-  // Two failures close enough to meet in one incident: the later one's cause would explain the
-  // earlier one's, but a cause does not come after what it makes happen. Both stay root causes.
+  // Two failures of one stream close enough to meet in one incident: the later one's cause would
+  // explain the earlier one's, but a cause does not come after what it makes happen. Both stay
+  // root causes.
   Analyzer a(FixtureRules(), Opts());
   a.Add(FlashInferGate(5, "rank0"), "svc.log");
   a.Add(Traceback(50, {"Traceback (most recent call last):", "RuntimeError: SM 12.x requires CUDA >= 12.9"},
-                  {{"RuntimeError", "SM 12.x requires CUDA >= 12.9"}}, std::string("rank1")),
+                  {{"RuntimeError", "SM 12.x requires CUDA >= 12.9"}}, std::string("rank0")),
         "svc.log");
   auto incidents = a.Finish();
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_TRUE(HasCause(incidents[0], "lib.arch_unsupported"));
   EXPECT_TRUE(HasCause(incidents[0], "cuda.toolkit_too_old_for_arch"));
+}
+
+// A c10 watchdog block of one rank, at a year-less time, that waited `ran_ms`.
+ingest::Event Timeout(uint64_t line, int rank, const std::string& time, int ran_ms = 600000) {
+  ingest::Event ev = Line(line,
+                          "[Rank " + std::to_string(rank) +
+                              "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, "
+                              "OpType=ALLREDUCE) ran for " + std::to_string(ran_ms) +
+                              " milliseconds before timing out.",
+                          "rank" + std::to_string(rank), std::string("ERROR"));
+  ev.time = time;
+  return ev;
+}
+
+ingest::Event CudaOom(uint64_t first, int rank) {
+  return Traceback(first, {"Traceback (most recent call last):", "torch.OutOfMemoryError: CUDA out of memory."},
+                   {{"torch.OutOfMemoryError", "CUDA out of memory."}}, "rank" + std::to_string(rank),
+                   "<module>");
+}
+
+// The fixture rules plus causes that link process streams (a hardware fault, a timeout, OOM).
+std::shared_ptr<const RuleSet> CausalRules() {
+  return LoadRules({testing::DataDir("rules"), testing::DataDir("causal")}).rules;
+}
+
+size_t CountCause(const std::vector<Incident>& incidents, const std::string& id) {
+  size_t n = 0;
+  for (const auto& inc : incidents) n += HasCause(inc, id);
+  return n;
+}
+
+TEST(Correlator, ThreeRanksTimingOutWithNoCommonRootAreThreeIncidents) {
+  Analyzer a(CausalRules(), Opts());
+  a.Add(Timeout(10, 2, "--06-01T00:10:04.1"), "train.log");
+  a.Add(Timeout(12, 5, "--06-01T00:10:04.2"), "train.log");
+  a.Add(Timeout(14, 7, "--06-01T00:10:04.3"), "train.log");
+  auto incidents = a.Finish();
+  EXPECT_EQ(incidents.size(), 3u);
+  EXPECT_EQ(CountCause(incidents, "nccl.failure.timeout"), 3u);
+}
+
+TEST(Correlator, XidThenThreeRanksTimingOutIsOneIncident) {
+  Analyzer a(CausalRules(), Opts());
+  auto xid = Line(5, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.", std::string("kernel"));
+  xid.time = "--06-01T00:10:03";
+  a.Add(xid, "train.log");
+  a.Add(Timeout(40, 2, "--06-01T00:10:04.1"), "train.log");
+  a.Add(Timeout(42, 5, "--06-01T00:10:04.2"), "train.log");
+  a.Add(Timeout(44, 7, "--06-01T00:10:04.3"), "train.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  ASSERT_EQ(incidents[0].causes.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].cause, "gpu.hardware_fault");
+  ASSERT_EQ(incidents[0].causes[0].symptoms.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].symptoms[0].cause, "nccl.failure.timeout");
+}
+
+TEST(Correlator, TwoRanksOutOfMemoryAreTwoIncidents) {
+  Analyzer a(CausalRules(), Opts());
+  a.Add(CudaOom(10, 1), "train.log");
+  a.Add(CudaOom(14, 6), "train.log");
+  auto incidents = a.Finish();
+  EXPECT_EQ(incidents.size(), 2u);
+  EXPECT_EQ(CountCause(incidents, "cuda.oom"), 2u);
+}
+
+TEST(Correlator, RankDeathJustBeforeALongTimeoutDoesNotExplainIt) {
+  // The peers of a rank that died waited from about its death: a wait of ten minutes that ends
+  // a second after an out-of-memory error of another rank was not started by it.
+  Analyzer a(CausalRules(), Opts());
+  auto before = Line(8, "INFO step 100", std::string("rank1"));
+  before.time = "--06-01T00:10:03";
+  a.Add(before, "train.log");
+  a.Add(CudaOom(10, 1), "train.log");
+  a.Add(Timeout(40, 5, "--06-01T00:10:04"), "train.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 2u);
+  EXPECT_EQ(CountCause(incidents, "cuda.oom"), 1u);
+  EXPECT_EQ(CountCause(incidents, "nccl.failure.timeout"), 1u);
+}
+
+TEST(Correlator, RankDeathAsLongBeforeAsTheWaitExplainsTheTimeout) {
+  Analyzer a(CausalRules(), Opts());
+  auto before = Line(8, "INFO step 100", std::string("rank1"));
+  before.time = "--06-01T00:00:03";
+  a.Add(before, "train.log");
+  a.Add(CudaOom(10, 1), "train.log");
+  a.Add(Timeout(40, 5, "--06-01T00:10:04"), "train.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  ASSERT_EQ(incidents[0].causes.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].cause, "cuda.oom");
+  ASSERT_EQ(incidents[0].causes[0].symptoms.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].symptoms[0].cause, "nccl.failure.timeout");
+}
+
+TEST(Correlator, UnrelatedFailuresOfTwoProcessesCloseTogetherAreTwoIncidents) {
+  Analyzer a(CausalRules(), Opts());
+  a.Add(Crash(10, std::string("EngineCore pid=7")), "host.log");
+  a.Add(Timeout(30, 3, "--06-01T00:10:04"), "host.log");
+  auto incidents = a.Finish();
+  EXPECT_EQ(incidents.size(), 2u);
+}
+
+TEST(Correlator, ToolkitWarningThenGateThenEngineReportIsOneIncident) {
+  // vLLM: the toolkit warning, the engine core's FlashInfer rejection, then the API server's
+  // "Engine core initialization failed" (a report that names no cause of its own).
+  Analyzer a(CausalRules(), Opts());
+  a.Add(Line(10, "WARNING:flashinfer.compilation_context:SM 12.x requires CUDA >= 12.9"), "vllm.log");
+  a.Add(FlashInferGate(30, "EngineCore pid=7"), "vllm.log");
+  a.Add(Line(60, "Fatal Python error: Aborted", std::string("APIServer pid=3")), "vllm.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  ASSERT_EQ(incidents[0].causes.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].cause, "cuda.toolkit_too_old_for_arch");
+  EXPECT_EQ(incidents[0].last_line, 60u);
+}
+
+TEST(Correlator, GateOfAnotherProcessJoinsTheToolkitIncident) {
+  // The toolkit gap in one process's incident explains another process's FlashInfer rejection.
+  Analyzer a(CausalRules(), Opts());
+  a.Add(Line(10, "SM 12.x requires CUDA >= 12.9", std::string("TP0")), "svc.log");
+  a.Add(FlashInferGate(20, "TP0"), "svc.log");
+  a.Add(FlashInferGate(40, "TP1"), "svc.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  ASSERT_EQ(incidents[0].causes.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].cause, "cuda.toolkit_too_old_for_arch");
 }
 
 TEST(Correlator, PromptQuotingAnErrorIsNoEvidence) {
