@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -222,6 +223,80 @@ inline std::string ToString(const std::map<std::string, int64_t>& m) {
   std::string s;
   for (const auto& [k, v] : m) s += "  " + k + ": " + std::to_string(v) + "\n";
   return s.empty() ? "  (none)\n" : s;
+}
+
+// The truth sidecar of a genlogs.py workload: its incident groups (one group = one incident)
+// with the root cause of each and the lines they span.
+struct WorkloadTruth {
+  struct Group {
+    std::string root_cause;
+    uint64_t first_line = 0, last_line = 0;
+  };
+  std::map<int64_t, Group> groups;
+
+  // Incidents per root cause, `copies` times over (the workload written that many times).
+  std::map<std::string, int64_t> PerCause(int64_t copies = 1) const {
+    std::map<std::string, int64_t> out;
+    for (const auto& [id, g] : groups) out[g.root_cause] += copies;
+    return out;
+  }
+
+  // Stored occurrences per cause, each cause counted under the truth's root cause it refines
+  // ("nccl.failure.timeout" under "nccl.failure"); others are kept as they are.
+  std::map<std::string, int64_t> ByRootCause(const std::map<std::string, int64_t>& stored) const {
+    const auto truth = PerCause();
+    std::map<std::string, int64_t> out;
+    for (const auto& [cause, n] : stored) {
+      std::string key = cause;
+      for (const auto& [root, unused] : truth)
+        if (cause == root || cause.rfind(root + ".", 0) == 0) key = root;
+      out[key] += n;
+    }
+    return out;
+  }
+
+  // The number of lines nearest `want` after which the workload can be cut into two files
+  // without cutting an incident: no group has lines on both sides.
+  size_t CutNear(size_t want) const {
+    auto clean = [&](size_t cut) {
+      for (const auto& [id, g] : groups)
+        if (g.first_line <= cut && cut < g.last_line) return false;
+      return true;
+    };
+    for (size_t d = 0;; ++d) {
+      if (clean(want + d)) return want + d;
+      if (d <= want && clean(want - d)) return want - d;
+    }
+  }
+};
+
+// Reads the sidecar's {"type": "incident", ...} records (genlogs.py writes one per line, with
+// `"key": value` spacing).
+inline WorkloadTruth ReadTruth(const std::string& path) {
+  WorkloadTruth t;
+  std::ifstream in(path);
+  std::string rec;
+  auto text = [&](const std::string& key) {
+    auto k = rec.find("\"" + key + "\": \"");
+    if (k == std::string::npos) return std::string();
+    k += key.size() + 5;
+    return rec.substr(k, rec.find('"', k) - k);
+  };
+  auto number = [&](const std::string& key) -> int64_t {
+    auto k = rec.find("\"" + key + "\": ");
+    return k == std::string::npos ? -1 : std::stoll(rec.substr(k + key.size() + 4));
+  };
+  while (std::getline(in, rec)) {
+    if (text("type") != "incident") continue;
+    auto& g = t.groups[number("group")];
+    const auto first = static_cast<uint64_t>(number("first_line"));
+    const auto last = static_cast<uint64_t>(number("last_line"));
+    if (g.last_line == 0) g.first_line = first;
+    g.first_line = std::min(g.first_line, first);
+    g.last_line = std::max(g.last_line, last);
+    g.root_cause = text("root_cause");
+  }
+  return t;
 }
 
 // The workload's lines, each with its '\n'.

@@ -1,7 +1,9 @@
 // Integration tests of `triage watch`: the real binary, real files in a temporary folder, the
 // store read back. The exactly-once tests compare the daemon's stored occurrences per root cause
-// with those of `triage analyze` on the same final files (the same pipeline read in one go): a
-// byte skipped or read twice by the daemon changes them.
+// with the workload's truth (genlogs.py's sidecar: per root cause, the number of incidents
+// written), and with those of `triage analyze` on the same final files (the same pipeline read
+// in one go): a byte skipped or read twice by the daemon changes them. A workload split into two
+// files is cut between incidents (WorkloadTruth::CutNear).
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,6 +50,8 @@ class WatchTest : public ::testing::Test {
     db_ = tmp_ / "watch.db";
     lines_ = ReadLines(DataFile("workload.log"));
     ASSERT_GT(lines_.size(), 1000u) << "missing " << DataFile("workload.log");
+    truth_ = ReadTruth(DataFile("workload.truth.jsonl"));
+    ASSERT_GT(truth_.groups.size(), 20u);
   }
 
   // Flags of the exactly-once tests: no timer ends a stream, so the daemon's grouping is that
@@ -131,9 +135,17 @@ class WatchTest : public ::testing::Test {
     EXPECT_EQ(got, expected) << "daemon:\n" << ToString(got) << "analyze:\n" << ToString(expected);
   }
 
+  // Every truth incident of the workload, written `copies` times, stored exactly once each.
+  void ExpectTruthCounts(int64_t copies = 1) {
+    auto got = truth_.ByRootCause(CauseOccurrences(db_));
+    auto want = truth_.PerCause(copies);
+    EXPECT_EQ(got, want) << "daemon:\n" << ToString(got) << "truth:\n" << ToString(want);
+  }
+
   TempDir tmp_;
   fs::path dir_, db_;
   std::vector<std::string> lines_;
+  WorkloadTruth truth_;
   int refs_ = 0;
 };
 
@@ -148,37 +160,26 @@ TEST_F(WatchTest, AppendsAreReadOnceAsTheyArrive) {
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
   StopAndFinish(w);
   ExpectSameCounts(Reference({log}));
+  ExpectTruthCounts();
 }
 
-TEST_F(WatchTest, TheWholeWorkloadAsAnalyzeSeesItAndItsTruthRecorded) {
+TEST_F(WatchTest, TheWholeWorkloadEveryIncidentOnce) {
   // Per root cause, the truth sidecar's incidents against what the daemon stored; the daemon
   // must agree with analyze exactly (above), and this records how both compare with the truth.
   fs::path log = dir_ / "app.log";
   Append(log, lines_, 0, lines_.size());
   ASSERT_EQ(RunTriage({"watch", "--once", "--db", db_.string(), dir_.string()}, tmp_.path()), 0);
-  auto got = CauseOccurrences(db_);
-  std::map<std::string, int64_t> truth;
-  std::ifstream in(DataFile("workload.truth.jsonl"));
-  std::string rec;
-  while (std::getline(in, rec)) {
-    if (rec.find("\"type\": \"incident\"") == std::string::npos) continue;
-    if (rec.find("\"role\": \"root\"") == std::string::npos) continue;
-    auto k = rec.find("\"cause\": \"");
-    ASSERT_NE(k, std::string::npos);
-    k += 10;
-    truth[rec.substr(k, rec.find('"', k) - k)]++;
-  }
-  EXPECT_EQ(TotalOccurrences(truth), 35);
-  EXPECT_EQ(got, Reference({log}));
-  RecordProperty("truth", ToString(truth));
-  RecordProperty("stored", ToString(got));
-  std::cout << "truth per root cause:\n" << ToString(truth) << "stored:\n" << ToString(got);
+  EXPECT_EQ(CauseOccurrences(db_), Reference({log}));
+  EXPECT_EQ(TotalOccurrences(truth_.PerCause()), static_cast<int64_t>(truth_.groups.size()));
+  ExpectTruthCounts();
 }
 
 TEST_F(WatchTest, RotationByRenameFinishesTheOldFileAndFollowsTheNew) {
   fs::path log = dir_ / "app.log";
   fs::path rotated = dir_ / "app.log.1";
-  size_t a = lines_.size() * 2 / 5, b = lines_.size() * 3 / 5;
+  // The old file ends at b, the new one starts there; a, where the rename happens, may fall
+  // inside an incident.
+  size_t a = lines_.size() * 2 / 5, b = truth_.CutNear(lines_.size() * 3 / 5);
   Append(log, lines_, 0, a);
   WatchProcess w(tmp_.path(), ExactArgs());
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
@@ -195,12 +196,13 @@ TEST_F(WatchTest, RotationByRenameFinishesTheOldFileAndFollowsTheNew) {
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(rotated) + FileSize(log)))) << w.Log();
   StopAndFinish(w);
   ExpectSameCounts(Reference({rotated, log}));
+  ExpectTruthCounts();
 }
 
 TEST_F(WatchTest, CopytruncateReadsTheCopyOnlyFromWhereTheOriginalStopped) {
   fs::path log = dir_ / "app.log";
   fs::path copy = dir_ / "app.log.1";
-  size_t a = lines_.size() / 2;
+  size_t a = truth_.CutNear(lines_.size() / 2);
   Append(log, lines_, 0, a);
   WatchProcess w(tmp_.path(), ExactArgs());
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
@@ -210,13 +212,14 @@ TEST_F(WatchTest, CopytruncateReadsTheCopyOnlyFromWhereTheOriginalStopped) {
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(copy) + FileSize(log)))) << w.Log();
   StopAndFinish(w);
   ExpectSameCounts(Reference({copy, log}));
+  ExpectTruthCounts();
   EXPECT_NE(w.Log().find("event=file.truncated"), std::string::npos);
 }
 
 TEST_F(WatchTest, CopytruncateWhileTheOriginalIsStillBeingRead) {
   fs::path log = dir_ / "app.log";
   fs::path copy = dir_ / "app.log.1";
-  size_t a = lines_.size() * 3 / 4;
+  size_t a = truth_.CutNear(lines_.size() * 3 / 4);
   Append(log, lines_, 0, 50);
   WatchProcess w(tmp_.path(), ExactArgs());
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
@@ -235,6 +238,7 @@ TEST_F(WatchTest, CopytruncateWhileTheOriginalIsStillBeingRead) {
   std::this_thread::sleep_for(300ms);
   StopAndFinish(w);
   ExpectSameCounts(Reference({copy, log}));
+  ExpectTruthCounts();
 }
 
 TEST_F(WatchTest, CopyThenDeleteIsNotReadTwice) {
@@ -242,7 +246,7 @@ TEST_F(WatchTest, CopyThenDeleteIsNotReadTwice) {
   // original (finished through its descriptor), so nothing of it is read again.
   fs::path log = dir_ / "app.log";
   fs::path copy = dir_ / "app.log.1";
-  size_t a = lines_.size() / 2;
+  size_t a = truth_.CutNear(lines_.size() / 2);
   Append(log, lines_, 0, a);
   WatchProcess w(tmp_.path(), ExactArgs());
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
@@ -254,11 +258,12 @@ TEST_F(WatchTest, CopyThenDeleteIsNotReadTwice) {
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(copy) + FileSize(log)))) << w.Log();
   StopAndFinish(w);
   ExpectSameCounts(Reference({copy, log}));
+  ExpectTruthCounts();
 }
 
 TEST_F(WatchTest, DeleteAndRecreateIsANewFile) {
   fs::path log = dir_ / "app.log";
-  size_t a = lines_.size() / 2;
+  size_t a = truth_.CutNear(lines_.size() / 2);
   Append(log, lines_, 0, a);
   WatchProcess w(tmp_.path(), ExactArgs());
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log)))) << w.Log();
@@ -271,6 +276,7 @@ TEST_F(WatchTest, DeleteAndRecreateIsANewFile) {
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(first + FileSize(log)))) << w.Log();
   StopAndFinish(w);
   ExpectSameCounts(Reference({old, log}));
+  ExpectTruthCounts();
   EXPECT_NE(w.Log().find("why=deleted"), std::string::npos) << w.Log();
 }
 
@@ -296,6 +302,7 @@ TEST_F(WatchTest, ACompressedRotationIsNotReadAgain) {
   fs::create_directories(tmp_ / "ref");
   fs::copy_file(dir_ / "app.log.1.gz", tmp_ / "ref" / "app.log");
   ExpectSameCounts(Reference({tmp_ / "ref" / "app.log"}));
+  ExpectTruthCounts();
 }
 
 TEST_F(WatchTest, AThousandFilesInOneFolder) {
@@ -337,20 +344,27 @@ TEST_F(WatchTest, RestartMidStreamNeitherSkipsNorRepeats) {
   ASSERT_TRUE(CaughtUp(static_cast<int64_t>(FileSize(log) - from))) << w.Log();
   StopAndFinish(w);
   ExpectSameCounts(Reference({log}));
+  ExpectTruthCounts();
 }
 
 TEST_F(WatchTest, SigkillDuringHeavyAppendsLosesNothingAndCountsNothingTwice) {
-  constexpr int kRepeats = 6;
+  // Two services' logs written at once, chunk by chunk, each getting the whole workload
+  // kPasses times over.
+  constexpr int kPasses = 2;
   std::vector<fs::path> logs = {dir_ / "a.log", dir_ / "b.log"};
   std::atomic<bool> done{false};
   std::thread writer([&] {
     std::mt19937 rng(7);
-    for (int r = 0; r < kRepeats; ++r) {
-      for (size_t from = 0; from < lines_.size();) {
-        size_t n = 50 + rng() % 400;
-        Append(logs[(from / 500) % 2], lines_, from, from + n);
-        from += n;
-        std::this_thread::sleep_for(std::chrono::milliseconds((3 + rng() % 8) * kSlowdown));
+    for (int pass = 0; pass < kPasses; ++pass) {
+      size_t from[2] = {0, 0};
+      while (from[0] < lines_.size() || from[1] < lines_.size()) {
+        for (size_t k = 0; k < 2; ++k) {
+          if (from[k] >= lines_.size()) continue;
+          size_t n = 50 + rng() % 400;
+          Append(logs[k], lines_, from[k], from[k] + n);
+          from[k] += n;
+          std::this_thread::sleep_for(std::chrono::milliseconds((2 + rng() % 6) * kSlowdown));
+        }
       }
     }
     done = true;
@@ -375,6 +389,7 @@ TEST_F(WatchTest, SigkillDuringHeavyAppendsLosesNothingAndCountsNothingTwice) {
                       tmp_.path()),
             0);
   ExpectSameCounts(Reference(logs));
+  ExpectTruthCounts(2 * kPasses);
 }
 
 // Crash-loop blocks: a job's progress lines, its OOM kill, and the supervisor restarting it.
