@@ -54,14 +54,21 @@ struct EventStream::Impl {
   // Whole lines only (the framer at a line start). Lines with no hit of find_lines are skipped
   // while the assembler is idle; they would give no event (see IngestOptions::find_lines).
   void FeedSkipping(std::string_view lines) {
-    hits.clear();
-    options.find_lines(lines, hits);
+    // Weak lines are scanned for only while they matter: mostly they do not, and they are the
+    // common ones (a server's access lines).
+    bool weak_scanned = WeakLinesMatter();
+    Scan(lines, 0, weak_scanned);
     const char* base = lines.data();
     size_t cur = 0;
     size_t h = 0;
     while (cur < lines.size()) {
       if (assembler.idle()) {
-        const bool weak_counts = !options.keep_weak || options.keep_weak();
+        const bool weak_counts = WeakLinesMatter();
+        if (weak_counts && !weak_scanned) {
+          Scan(lines, cur, true);
+          weak_scanned = true;
+          h = 0;
+        }
         while (h < hits.size() &&
                ((hits[h] & ~kWeakHit) < cur || (!weak_counts && (hits[h] & kWeakHit) != 0))) {
           ++h;
@@ -87,6 +94,16 @@ struct EventStream::Impl {
       FeedLines(lines.substr(cur, end - cur));
       cur = end;
     }
+  }
+
+  bool WeakLinesMatter() const { return !options.keep_weak || options.keep_weak(); }
+
+  // hits = find_lines' answer for lines[from...], as offsets into `lines`.
+  void Scan(std::string_view lines, size_t from, bool weak) {
+    hits.clear();
+    options.find_lines(lines.substr(from), weak, hits);
+    if (from > 0)
+      for (auto& hit : hits) hit += uint32_t(from);  // offsets stay below kWeakHit: no carry
   }
 
   IngestOptions options;

@@ -138,7 +138,7 @@ void AssemblerBody(const uint8_t* data, size_t size) {
     o.weak_line = [&](std::string_view raw) { return contains(raw, "ok"); };
     o.keep_weak = [&out] { return out.size() % 2 == 1; };
     if (with_finder) {
-      o.find_lines = [](std::string_view lines, std::vector<uint32_t>& hits) {
+      o.find_lines = [](std::string_view lines, bool weak, std::vector<uint32_t>& hits) {
         // A hit at every literal's last byte, in order (the starters as MayStartMultiLine
         // looks for them: same case).
         for (size_t i = 0; i < lines.size(); ++i) {
@@ -149,7 +149,7 @@ void AssemblerBody(const uint8_t* data, size_t size) {
           for (std::string_view st : ingest::MultiLineStarterLiterals()) strong = strong || ends(st);
           if (strong) {
             hits.push_back(uint32_t(i));
-          } else if (ends("ok")) {
+          } else if (weak && ends("ok")) {
             hits.push_back(uint32_t(i) | ingest::kWeakHit);
           }
         }

@@ -53,7 +53,7 @@ TEST(FramerSkip, CountsLinesOverTheCap) {
 // reported at the literal's last byte; `weak` ones flagged.
 struct NaiveFinder {
   std::vector<std::string> strong, weak;
-  void operator()(std::string_view lines, std::vector<uint32_t>& hits) const {
+  void operator()(std::string_view lines, bool with_weak, std::vector<uint32_t>& hits) const {
     std::string low(lines);
     for (auto& c : low) c = char(std::tolower(static_cast<unsigned char>(c)));
     std::vector<uint32_t> found;
@@ -67,7 +67,7 @@ struct NaiveFinder {
     };
     add(strong, 0);
     for (std::string_view st : MultiLineStarterLiterals()) add({std::string(st)}, 0);
-    add(weak, kWeakHit);
+    if (with_weak) add(weak, kWeakHit);
     std::stable_sort(found.begin(), found.end(),
                      [](uint32_t a, uint32_t b) { return (a & ~kWeakHit) < (b & ~kWeakHit); });
     hits.insert(hits.end(), found.begin(), found.end());
@@ -173,7 +173,7 @@ TEST(FindLines, LinesWithoutAHitAreSkippedAndCounted) {
   // event (this is what makes the path fast), and is still numbered and counted.
   IngestOptions o;
   o.keep_line = [](std::string_view raw) { return raw.find("keep") != std::string_view::npos; };
-  o.find_lines = [](std::string_view lines, std::vector<uint32_t>& hits) {
+  o.find_lines = [](std::string_view lines, bool, std::vector<uint32_t>& hits) {
     const size_t at = lines.find("keep 2");
     if (at != std::string_view::npos) hits.push_back(uint32_t(at));
   };
@@ -192,7 +192,7 @@ TEST(FindLines, WeakHitsCountOnlyWhileKeepWeakSaysSo) {
   IngestOptions o;
   o.keep_line = [](std::string_view) { return false; };
   o.weak_line = [](std::string_view) { return true; };
-  o.find_lines = [](std::string_view lines, std::vector<uint32_t>& hits) {
+  o.find_lines = [](std::string_view lines, bool, std::vector<uint32_t>& hits) {
     for (size_t at = lines.find("w"); at != std::string_view::npos; at = lines.find("w", at + 1))
       hits.push_back(uint32_t(at) | kWeakHit);
   };

@@ -33,44 +33,78 @@ int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, uns
   return 0;  // go on
 }
 
+// Compiles `groups` (each with the id flag of its hits) into one literal database; null on
+// failure or when there is nothing to look for.
+hs_database_t* Compile(std::initializer_list<std::pair<const std::vector<std::string>*, unsigned>> groups) {
+  std::vector<const char*> exprs;
+  std::vector<size_t> lens;
+  std::vector<unsigned> flags;
+  std::vector<unsigned> ids;
+  for (const auto& [literals, flag] : groups) {
+    for (size_t i = 0; i < literals->size(); ++i) {
+      const std::string& lit = (*literals)[i];
+      if (lit.empty()) continue;
+      exprs.push_back(lit.data());
+      lens.push_back(lit.size());
+      flags.push_back(HS_FLAG_CASELESS);
+      ids.push_back(unsigned(i) | flag);
+    }
+  }
+  if (exprs.empty()) return nullptr;
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(),
+                           unsigned(exprs.size()), HS_MODE_BLOCK, nullptr, &db,
+                           &err) != HS_SUCCESS) {
+    hs_free_compile_error(err);
+    return nullptr;
+  }
+  return db;
+}
+
+// Scans `lines` with `db`. Should the scan fail (it cannot with a valid database and scratch),
+// every line is a candidate (a hit on each '\n'): slow, but nothing is lost.
+void Scan(const hs_database_t* db, hs_scratch_t* scratch, std::string_view lines,
+          std::vector<uint32_t>& hits) {
+  if (hs_scan(db, lines.data(), unsigned(lines.size()), 0, scratch, OnMatch, &hits) != HS_SUCCESS) {
+    hits.clear();
+    for (uint32_t i = 0; i < lines.size(); ++i)
+      if (lines[i] == '\n') hits.push_back(i);
+  }
+  // Matches come in order of their end; the pipeline relies on that, so make sure.
+  auto offset_less = [](uint32_t a, uint32_t b) {
+    return (a & ~ingest::kWeakHit) < (b & ~ingest::kWeakHit);
+  };
+  if (!std::is_sorted(hits.begin(), hits.end(), offset_less))
+    std::stable_sort(hits.begin(), hits.end(), offset_less);
+}
+
 }  // namespace
 
+// Two databases: the strong literals alone (what most buffers need), and strong and weak ones
+// together (while benign lines matter). One scratch space serves both.
 struct LineFinderDatabase::Impl {
-  hs_database_t* db = nullptr;
+  hs_database_t* strong = nullptr;
+  hs_database_t* all = nullptr;
   hs_scratch_t* prototype = nullptr;  // cloned for every finder
   ~Impl() {
     if (prototype) hs_free_scratch(prototype);
-    if (db) hs_free_database(db);
+    if (strong) hs_free_database(strong);
+    if (all) hs_free_database(all);
   }
 };
 
 std::unique_ptr<LineFinderDatabase> LineFinderDatabase::Build(const std::vector<std::string>& strong,
                                                              const std::vector<std::string>& weak) {
-  if (hs_valid_platform() != HS_SUCCESS) return nullptr;
-  std::vector<const char*> exprs;
-  std::vector<size_t> lens;
-  std::vector<unsigned> flags;
-  std::vector<unsigned> ids;
-  for (const auto* group : {&strong, &weak}) {
-    for (size_t i = 0; i < group->size(); ++i) {
-      const std::string& lit = (*group)[i];
-      if (lit.empty()) continue;
-      exprs.push_back(lit.data());
-      lens.push_back(lit.size());
-      flags.push_back(HS_FLAG_CASELESS);
-      ids.push_back(unsigned(i) | (group == &weak ? ingest::kWeakHit : 0u));
-    }
-  }
-  if (exprs.empty()) return nullptr;
+  if (hs_valid_platform() != HS_SUCCESS || strong.empty()) return nullptr;
   auto impl = std::make_unique<Impl>();
-  hs_compile_error_t* err = nullptr;
-  if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(),
-                           unsigned(exprs.size()), HS_MODE_BLOCK, nullptr, &impl->db,
-                           &err) != HS_SUCCESS) {
-    hs_free_compile_error(err);
+  impl->strong = Compile({{&strong, 0u}});
+  impl->all = Compile({{&strong, 0u}, {&weak, ingest::kWeakHit}});
+  if (!impl->strong || !impl->all) return nullptr;
+  if (hs_alloc_scratch(impl->strong, &impl->prototype) != HS_SUCCESS ||
+      hs_alloc_scratch(impl->all, &impl->prototype) != HS_SUCCESS) {
     return nullptr;
   }
-  if (hs_alloc_scratch(impl->db, &impl->prototype) != HS_SUCCESS) return nullptr;
   return std::unique_ptr<LineFinderDatabase>(new LineFinderDatabase(std::move(impl)));
 }
 
@@ -78,20 +112,10 @@ FindLines LineFinderDatabase::MakeFinder() const {
   hs_scratch_t* s = nullptr;
   if (hs_clone_scratch(impl_->prototype, &s) != HS_SUCCESS) return {};
   std::shared_ptr<hs_scratch_t> scratch(s, ScratchDeleter());
-  const hs_database_t* db = impl_->db;
-  return [db, scratch](std::string_view lines, std::vector<uint32_t>& hits) {
-    if (hs_scan(db, lines.data(), unsigned(lines.size()), 0, scratch.get(), OnMatch, &hits) !=
-        HS_SUCCESS) {
-      // Cannot happen with a valid database and scratch; if it does, every line is a candidate
-      // (hit on each '\n'), which is slow but loses nothing.
-      hits.clear();
-      for (uint32_t i = 0; i < lines.size(); ++i)
-        if (lines[i] == '\n') hits.push_back(i);
-    }
-    // Matches come in order of their end; the pipeline relies on that, so make sure.
-    auto offset_less = [](uint32_t a, uint32_t b) { return (a & ~ingest::kWeakHit) < (b & ~ingest::kWeakHit); };
-    if (!std::is_sorted(hits.begin(), hits.end(), offset_less))
-      std::stable_sort(hits.begin(), hits.end(), offset_less);
+  const hs_database_t* strong = impl_->strong;
+  const hs_database_t* all = impl_->all;
+  return [strong, all, scratch](std::string_view lines, bool weak, std::vector<uint32_t>& hits) {
+    Scan(weak ? all : strong, scratch.get(), lines, hits);
   };
 }
 

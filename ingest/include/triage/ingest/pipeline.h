@@ -35,7 +35,8 @@ class ByteSource {
 // Opens `path` ("-" is stdin). A gzip file (by its magic bytes) is decompressed transparently.
 Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path);
 
-using FindLines = std::function<void(std::string_view lines, std::vector<uint32_t>& hits)>;
+using FindLines =
+    std::function<void(std::string_view lines, bool weak, std::vector<uint32_t>& hits)>;
 // The bit of a find_lines hit that marks it weak (the rest is the offset).
 constexpr uint32_t kWeakHit = 1u << 31;
 
@@ -57,10 +58,11 @@ struct IngestOptions {
   // it appends to `hits`, in ascending order of offset, the offsets of bytes (a line's '\n'
   // included) such that every line that keep_line may accept, or that holds one of
   // MultiLineStarterLiterals() (in any ASCII case), holds a hit, and every line weak_line may
-  // accept holds a hit too, with kWeakHit set if it is only that. Lines without a hit (or with
-  // weak ones only, while keep_weak() is false) are framed and counted but neither decoded nor
-  // shown to the predicates; the others go through them as before, so the events are the same
-  // with or without find_lines.
+  // accept holds a hit too, with kWeakHit set if it is only that; with `weak` false the weak
+  // hits may be left out (the pipeline asks again, for the rest of the buffer, once keep_weak()
+  // turns true). Lines without a hit (or with weak ones only, while keep_weak() is false) are
+  // framed and counted but neither decoded nor shown to the predicates; the others go through
+  // them as before, so the events are the same with or without find_lines.
   FindLines find_lines;
 };
 
