@@ -12,7 +12,7 @@ namespace triage::ingest {
 
 namespace {
 // The largest buffer handed to find_lines at once.
-constexpr size_t kMaxScan = size_t(1) << 30;  // offsets stay clear of kWeakHit
+constexpr size_t kMaxScan = kHitOffset;  // offsets stay clear of the flag bits
 }  // namespace
 
 const std::vector<std::string_view>& MultiLineStarterLiterals() {
@@ -31,7 +31,7 @@ struct EventStream::Impl {
     if (v.cut) ++counters.cut_lines;
     bool keep = true;
     if (options.keep_line) {
-      keep = options.keep_line(v.raw);
+      keep = known_keep || options.keep_line(v.raw);
       if (!keep && options.weak_line &&
           (!options.keep_weak || !assembler.idle() || options.keep_weak())) {
         keep = options.weak_line(v.raw);
@@ -70,10 +70,10 @@ struct EventStream::Impl {
           h = 0;
         }
         while (h < hits.size() &&
-               ((hits[h] & ~kWeakHit) < cur || (!weak_counts && (hits[h] & kWeakHit) != 0))) {
+               ((hits[h] & kHitOffset) < cur || (!weak_counts && (hits[h] & kWeakHit) != 0))) {
           ++h;
         }
-        const size_t from = h < hits.size() ? (hits[h] & ~kWeakHit) : lines.size();
+        const size_t from = h < hits.size() ? (hits[h] & kHitOffset) : lines.size();
         // Start of the line holding the hit: just past the last '\n' before it.
         size_t start = cur;
         if (from > cur) {
@@ -91,7 +91,13 @@ struct EventStream::Impl {
       // One line through the ordinary path: the hit's line, or any line while an event is open.
       const void* nl = std::memchr(base + cur, '\n', lines.size() - cur);
       const size_t end = size_t(static_cast<const char*>(nl) - base) + 1;
+      while (h < hits.size() && (hits[h] & kHitOffset) < cur) ++h;
+      // A promise holds for what keep_line would see: the line's first max_line_bytes.
+      for (size_t k = h; k < hits.size() && (hits[k] & kHitOffset) < end; ++k)
+        known_keep = known_keep || ((hits[k] & kKeepHit) != 0 &&
+                                    (hits[k] & kHitOffset) - cur < options.max_line_bytes);
       FeedLines(lines.substr(cur, end - cur));
+      known_keep = false;
       cur = end;
     }
   }
@@ -103,7 +109,7 @@ struct EventStream::Impl {
     hits.clear();
     options.find_lines(lines.substr(from), weak, hits);
     if (from > 0)
-      for (auto& hit : hits) hit += uint32_t(from);  // offsets stay below kWeakHit: no carry
+      for (auto& hit : hits) hit += uint32_t(from);  // offsets stay below kHitOffset: no carry
   }
 
   IngestOptions options;
@@ -114,6 +120,7 @@ struct EventStream::Impl {
   detail::LineMeta meta;
   IngestCounters counters;
   std::vector<uint32_t> hits;  // find_lines' answer for the buffer being fed
+  bool known_keep = false;     // the line being fed has a kKeepHit: keep_line would accept it
 };
 
 EventStream::EventStream(uint32_t source_id, IngestOptions options, Sink sink)

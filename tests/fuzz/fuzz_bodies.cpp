@@ -145,9 +145,11 @@ void AssemblerBody(const uint8_t* data, size_t size) {
           auto ends = [&](std::string_view lit) {
             return i + 1 >= lit.size() && lines.substr(i + 1 - lit.size(), lit.size()) == lit;
           };
-          bool strong = ends("err");
+          bool strong = false;
           for (std::string_view st : ingest::MultiLineStarterLiterals()) strong = strong || ends(st);
-          if (strong) {
+          if (ends("err")) {
+            hits.push_back(uint32_t(i) | ingest::kKeepHit);  // keep_line accepts it for sure
+          } else if (strong) {
             hits.push_back(uint32_t(i));
           } else if (weak && ends("ok")) {
             hits.push_back(uint32_t(i) | ingest::kWeakHit);

@@ -65,11 +65,11 @@ struct NaiveFinder {
           found.push_back(uint32_t(at + l.size() - 1) | flag);
       }
     };
-    add(strong, 0);
+    add(strong, kKeepHit);  // keep_line accepts exactly the lines with one of these
     for (std::string_view st : MultiLineStarterLiterals()) add({std::string(st)}, 0);
     if (with_weak) add(weak, kWeakHit);
     std::stable_sort(found.begin(), found.end(),
-                     [](uint32_t a, uint32_t b) { return (a & ~kWeakHit) < (b & ~kWeakHit); });
+                     [](uint32_t a, uint32_t b) { return (a & kHitOffset) < (b & kHitOffset); });
     hits.insert(hits.end(), found.begin(), found.end());
   }
 };

@@ -17,18 +17,21 @@ struct ScratchDeleter {
 };
 
 // Hyperscan calls this for every literal occurrence, with `to` one past its last byte.
-// The ids of weak literals have kWeakHit set, and so do their hits.
+// A literal's id carries the flags of its hits (kWeakHit, kKeepHit).
 int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
             void* context) {
   auto& hits = *static_cast<std::vector<uint32_t>*>(context);
   // A byte of the line that holds the literal.
-  const auto at = static_cast<uint32_t>(to - 1) | (id & ingest::kWeakHit);
+  const auto at = static_cast<uint32_t>(to - 1) | (id & ~ingest::kHitOffset);
   // Overlapping literals often end on the same byte: one hit is enough. Other repeats within a
   // line are passed over by the pipeline.
-  if (hits.empty() || (hits.back() | ingest::kWeakHit) != (at | ingest::kWeakHit)) {
+  if (hits.empty() || (hits.back() & ingest::kHitOffset) != (at & ingest::kHitOffset)) {
     hits.push_back(at);
-  } else if ((at & ingest::kWeakHit) == 0) {
-    hits.back() = at;  // the strong hit wins
+  } else {
+    // Same byte: strong beats weak, and a promise to keep is kept.
+    const uint32_t keep = (hits.back() | at) & ingest::kKeepHit;
+    const uint32_t weak = hits.back() & at & ingest::kWeakHit;
+    hits.back() = (at & ingest::kHitOffset) | keep | weak;
   }
   return 0;  // go on
 }
@@ -73,7 +76,7 @@ void Scan(const hs_database_t* db, hs_scratch_t* scratch, std::string_view lines
   }
   // Matches come in order of their end; the pipeline relies on that, so make sure.
   auto offset_less = [](uint32_t a, uint32_t b) {
-    return (a & ~ingest::kWeakHit) < (b & ~ingest::kWeakHit);
+    return (a & ingest::kHitOffset) < (b & ingest::kHitOffset);
   };
   if (!std::is_sorted(hits.begin(), hits.end(), offset_less))
     std::stable_sort(hits.begin(), hits.end(), offset_less);
@@ -94,12 +97,13 @@ struct LineFinderDatabase::Impl {
   }
 };
 
-std::unique_ptr<LineFinderDatabase> LineFinderDatabase::Build(const std::vector<std::string>& strong,
+std::unique_ptr<LineFinderDatabase> LineFinderDatabase::Build(const std::vector<std::string>& keep,
+                                                             const std::vector<std::string>& strong,
                                                              const std::vector<std::string>& weak) {
-  if (hs_valid_platform() != HS_SUCCESS || strong.empty()) return nullptr;
+  if (hs_valid_platform() != HS_SUCCESS || (keep.empty() && strong.empty())) return nullptr;
   auto impl = std::make_unique<Impl>();
-  impl->strong = Compile({{&strong, 0u}});
-  impl->all = Compile({{&strong, 0u}, {&weak, ingest::kWeakHit}});
+  impl->strong = Compile({{&keep, ingest::kKeepHit}, {&strong, 0u}});
+  impl->all = Compile({{&keep, ingest::kKeepHit}, {&strong, 0u}, {&weak, ingest::kWeakHit}});
   if (!impl->strong || !impl->all) return nullptr;
   if (hs_alloc_scratch(impl->strong, &impl->prototype) != HS_SUCCESS ||
       hs_alloc_scratch(impl->all, &impl->prototype) != HS_SUCCESS) {
@@ -124,6 +128,7 @@ FindLines LineFinderDatabase::MakeFinder() const {
 struct LineFinderDatabase::Impl {};
 
 std::unique_ptr<LineFinderDatabase> LineFinderDatabase::Build(const std::vector<std::string>&,
+                                                             const std::vector<std::string>&,
                                                              const std::vector<std::string>&) {
   return nullptr;
 }

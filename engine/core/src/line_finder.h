@@ -22,9 +22,11 @@ using ingest::FindLines;
 class LineFinderDatabase {
  public:
   // Compiles the literals; null when this build or this CPU has no fast scanner, or the
-  // compilation failed (the caller then goes without). Hits of `weak` literals are reported
-  // with ingest::kWeakHit set.
-  static std::unique_ptr<LineFinderDatabase> Build(const std::vector<std::string>& strong,
+  // compilation failed (the caller then goes without). Hits of `keep` literals (each one that
+  // the caller's keep_line accepts whenever it occurs) carry ingest::kKeepHit, hits of `weak`
+  // ones ingest::kWeakHit, hits of `strong` ones neither.
+  static std::unique_ptr<LineFinderDatabase> Build(const std::vector<std::string>& keep,
+                                                   const std::vector<std::string>& strong,
                                                    const std::vector<std::string>& weak);
   ~LineFinderDatabase();
   LineFinderDatabase(const LineFinderDatabase&) = delete;

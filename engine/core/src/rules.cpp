@@ -67,7 +67,8 @@ struct RuleSet::Compiled {
   std::vector<int> set_to_signature;
   // The whole-buffer prefilter: every scanner literal and the ingest starters, compiled on the
   // first MakeLineFinder() (a command that never reads a log does not pay for it).
-  std::vector<std::string> find_strong;  // keep_scanner's literals and the ingest starters
+  std::vector<std::string> find_keep;    // keep_scanner's literals (a line with one is kept)
+  std::vector<std::string> find_strong;  // the ingest starters (and any literal too short above)
   std::vector<std::string> find_weak;    // benign_scanner's literals
   std::once_flag finder_once;
   std::unique_ptr<detail::LineFinderDatabase> finder_db;
@@ -90,7 +91,7 @@ ingest::FindLines RuleSet::MakeLineFinder() const {
   if (!compiled_) return {};
   Compiled& c = *compiled_;
   std::call_once(c.finder_once, [&c] {
-    c.finder_db = detail::LineFinderDatabase::Build(c.find_strong, c.find_weak);
+    c.finder_db = detail::LineFinderDatabase::Build(c.find_keep, c.find_strong, c.find_weak);
   });
   return c.finder_db ? c.finder_db->MakeFinder() : ingest::FindLines{};
 }
@@ -803,7 +804,9 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
     }
     c->keep_scanner = detail::LiteralScanner(keep);
     c->benign_scanner = detail::LiteralScanner(benign);
-    c->find_strong = keep;
+    // LiteralScanner ignores literals under kMinLiteral bytes: only the others promise a keep.
+    for (const auto& lit : keep)
+      (lit.size() >= detail::LiteralScanner::kMinLiteral ? c->find_keep : c->find_strong).push_back(lit);
     for (std::string_view st : ingest::MultiLineStarterLiterals()) c->find_strong.emplace_back(st);
     c->find_weak = std::move(benign);
   }

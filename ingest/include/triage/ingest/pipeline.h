@@ -37,8 +37,10 @@ Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path);
 
 using FindLines =
     std::function<void(std::string_view lines, bool weak, std::vector<uint32_t>& hits)>;
-// The bit of a find_lines hit that marks it weak (the rest is the offset).
+// The bits of a find_lines hit that mark it weak, or sure to be kept (the rest is the offset).
 constexpr uint32_t kWeakHit = 1u << 31;
+constexpr uint32_t kKeepHit = 1u << 30;
+constexpr uint32_t kHitOffset = kKeepHit - 1;
 
 struct IngestOptions {
   size_t max_line_bytes = 1 << 20;  // longer lines are cut and marked (Line::cut)
@@ -58,7 +60,8 @@ struct IngestOptions {
   // it appends to `hits`, in ascending order of offset, the offsets of bytes (a line's '\n'
   // included) such that every line that keep_line may accept, or that holds one of
   // MultiLineStarterLiterals() (in any ASCII case), holds a hit, and every line weak_line may
-  // accept holds a hit too, with kWeakHit set if it is only that; with `weak` false the weak
+  // accept holds a hit too, with kWeakHit set if it is only that. A hit with kKeepHit set
+  // promises that keep_line accepts its line (it is then not asked). With `weak` false the weak
   // hits may be left out (the pipeline asks again, for the rest of the buffer, once keep_weak()
   // turns true). Lines without a hit (or with weak ones only, while keep_weak() is false) are
   // framed and counted but neither decoded nor shown to the predicates; the others go through
