@@ -21,7 +21,8 @@ files="${FILES:-50}"
 work="${WORK:-$(mktemp -d /tmp/triage-daemon-bench.XXXXXX)}"
 mkdir -p "$work/logs" "$work/config"
 export TRIAGE_RULES_DIR="$root/rules" XDG_CONFIG_HOME="$work/config"
-source_log="$root/tests/data/daemon/workload.log"
+source_log="$work/workload.log"
+gzip -dc "$root/tests/data/daemon/workload.log.gz" > "$source_log"
 
 daemon_pid=""
 cleanup() { [[ -n "$daemon_pid" ]] && kill "$daemon_pid" 2>/dev/null || true; }

@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,11 +67,19 @@ Outcome Analyze(const std::string& text, Mode mode, size_t chunk) {
   return out;
 }
 
+// The file's bytes (decompressed when it is gzip-compressed).
 std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  auto src = triage::ingest::OpenSource(p.string());
+  EXPECT_TRUE(src.ok()) << p;
+  if (!src.ok()) return text;
+  std::string buf(1 << 16, '\0');
+  for (;;) {
+    auto n = (*src)->Read(buf.data(), buf.size());
+    if (!n.ok() || *n == 0) break;
+    text.append(buf.data(), *n);
+  }
+  return text;
 }
 
 std::vector<fs::path> Logs() {
@@ -81,7 +87,8 @@ std::vector<fs::path> Logs() {
   const fs::path root = TRIAGE_SOURCE_DIR;
   for (const auto* dir : {"tests/data/corpus/cases", "examples/sglang-blackwell", "tests/data/daemon"})
     for (const auto& e : fs::directory_iterator(root / dir))
-      if (e.path().extension() == ".log") out.push_back(e.path());
+      if (e.path().extension() == ".log" || e.path().string().ends_with(".log.gz"))
+        out.push_back(e.path());
   std::sort(out.begin(), out.end());
   return out;
 }

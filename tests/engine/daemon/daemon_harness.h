@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "triage/ingest/pipeline.h"
 #include "triage/store/store.h"
 
 namespace triage::daemon::testing {
@@ -299,10 +300,18 @@ inline WorkloadTruth ReadTruth(const std::string& path) {
   return t;
 }
 
-// The workload's lines, each with its '\n'.
+// The workload's lines, each with its '\n' (a gzip-compressed file is read decompressed).
 inline std::vector<std::string> ReadLines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
   std::vector<std::string> lines;
+  auto src = ingest::OpenSource(path);
+  if (!src.ok()) return lines;
+  std::string text, buf(1 << 16, '\0');
+  for (;;) {
+    auto n = (*src)->Read(buf.data(), buf.size());
+    if (!n.ok() || *n == 0) break;
+    text.append(buf.data(), *n);
+  }
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) lines.push_back(line + "\n");
   return lines;

@@ -48,8 +48,8 @@ class WatchTest : public ::testing::Test {
     fs::create_directories(dir_);
     fs::create_directories(tmp_ / "config");
     db_ = tmp_ / "watch.db";
-    lines_ = ReadLines(DataFile("workload.log"));
-    ASSERT_GT(lines_.size(), 1000u) << "missing " << DataFile("workload.log");
+    lines_ = ReadLines(DataFile("workload.log.gz"));
+    ASSERT_GT(lines_.size(), 1000u) << "missing " << DataFile("workload.log.gz");
     truth_ = ReadTruth(DataFile("workload.truth.jsonl"));
     ASSERT_GT(truth_.groups.size(), 20u);
   }
