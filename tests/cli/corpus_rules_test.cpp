@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "shipped_rules.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/rules.h"
 
@@ -14,14 +15,7 @@ namespace {
 using triage::core::LoadRules;
 using triage::core::RuleSet;
 
-std::shared_ptr<const RuleSet> Shipped() {
-  static std::shared_ptr<const RuleSet> rules = [] {
-    auto r = LoadRules({std::string(TRIAGE_SOURCE_DIR) + "/rules"});
-    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.ToString();
-    return r.rules;
-  }();
-  return rules;
-}
+std::shared_ptr<const RuleSet> Shipped() { return triage::testing::ShippedRules(); }
 
 std::set<std::string> Hits(std::string_view text) {
   std::set<std::string> out;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "shipped_rules.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/report.h"
 #include "triage/core/rules.h"
@@ -16,17 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using triage::core::Analyzer;
-using triage::core::LoadRules;
 using triage::core::RuleSet;
 
-std::shared_ptr<const RuleSet> Shipped() {
-  static std::shared_ptr<const RuleSet> rules = [] {
-    auto r = LoadRules({std::string(TRIAGE_SOURCE_DIR) + "/rules"});
-    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.ToString();
-    return r.rules;
-  }();
-  return rules;
-}
+std::shared_ptr<const RuleSet> Shipped() { return triage::testing::ShippedRules(); }
 
 struct Outcome {
   std::vector<std::string> events;
