@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../read_source.h"
 #include "shipped_rules.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/report.h"
@@ -62,16 +63,8 @@ Outcome Analyze(const std::string& text, Mode mode, size_t chunk) {
 
 // The file's bytes (decompressed when it is gzip-compressed).
 std::string Slurp(const fs::path& p) {
-  std::string text;
-  auto src = triage::ingest::OpenSource(p.string());
-  EXPECT_TRUE(src.ok()) << p;
-  if (!src.ok()) return text;
-  std::string buf(1 << 16, '\0');
-  for (;;) {
-    auto n = (*src)->Read(buf.data(), buf.size());
-    if (!n.ok() || *n == 0) break;
-    text.append(buf.data(), *n);
-  }
+  std::string text = triage::testing::ReadSource(p.string());
+  EXPECT_FALSE(text.empty()) << p;
   return text;
 }
 

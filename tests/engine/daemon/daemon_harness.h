@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "triage/ingest/pipeline.h"
+#include "../../read_source.h"
 #include "triage/store/store.h"
 
 namespace triage::daemon::testing {
@@ -303,15 +303,7 @@ inline WorkloadTruth ReadTruth(const std::string& path) {
 // The workload's lines, each with its '\n' (a gzip-compressed file is read decompressed).
 inline std::vector<std::string> ReadLines(const std::string& path) {
   std::vector<std::string> lines;
-  auto src = ingest::OpenSource(path);
-  if (!src.ok()) return lines;
-  std::string text, buf(1 << 16, '\0');
-  for (;;) {
-    auto n = (*src)->Read(buf.data(), buf.size());
-    if (!n.ok() || *n == 0) break;
-    text.append(buf.data(), *n);
-  }
-  std::istringstream in(text);
+  std::istringstream in(triage::testing::ReadSource(path));
   std::string line;
   while (std::getline(in, line)) lines.push_back(line + "\n");
   return lines;

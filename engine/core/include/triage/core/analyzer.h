@@ -65,7 +65,7 @@ class Analyzer {
   bool idle() const;
   // True while a failure waits for confirmation: a benign line in its stream would cancel it.
   // Only then do lines that can match nothing but benign signatures matter (the prefilter
-  // passes this to RuleSet::LineMayMatch).
+  // RuleSet::UsePrefilter sets asks this as IngestOptions::keep_weak).
   bool wants_benign() const;
   // True while an incident is open (a failure seen, its window not closed yet). A caller that
   // splits one input between analyzers cuts only where this is false.
