@@ -85,10 +85,12 @@ bool IsChainPhrase(std::string_view tm) {
 }
 
 // Runs on every line, so it looks only at the few ':' of a message (each starter phrase ends with
-// one) and at the message's start, instead of searching for each phrase.
-bool IsBlockStart(std::string_view m) {
+// one) and at the message's start, instead of searching for each phrase; and at the ':' only when
+// `colon_phrase` (LineMeta's) says one may end a phrase.
+bool IsBlockStart(std::string_view m, bool colon_phrase) {
   const std::string_view tm = TrimLeft(m);
   if (!tm.empty() && tm[0] == 't' && tm.substr(0, 31) == "terminate called after throwing") return true;
+  if (!colon_phrase) return false;
   // Colons found 8 bytes at a time (SWAR): memchr per colon costs more on short gaps.
   const char* base = m.data();
   size_t n = m.size();
@@ -490,7 +492,7 @@ bool Assembler::StartEvent(std::string_view key, DecodedLine& line, const LineMe
     // A traceback whose head line is missing (SyntaxError at compile time, or a cut log).
     state = State::kFrames;
     headless_frame = true;
-  } else if (IsBlockStart(m)) {
+  } else if (IsBlockStart(m, meta.colon_phrase)) {
     state = State::kBlock;
   } else {
     return false;

@@ -18,11 +18,30 @@ namespace {
 
 constexpr size_t npos = std::string_view::npos;
 
+// Byte classes, one table lookup each in the loops that read a prefix's words.
+enum : uint8_t {
+  kDigit = 1,
+  kAlpha = 2,
+  kNameMark = 4,   // '_' '-' '.': inside a compose service or systemd unit name
+  kWordStop = 8,   // ' ' '\t' '[' ':': where a journald host name ends
+};
+constexpr std::array<uint8_t, 256> kByteClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) t[size_t(c)] |= kDigit;
+  for (int c = 'a'; c <= 'z'; ++c) t[size_t(c)] |= kAlpha;
+  for (int c = 'A'; c <= 'Z'; ++c) t[size_t(c)] |= kAlpha;
+  for (char c : {'_', '-', '.'}) t[static_cast<unsigned char>(c)] |= kNameMark;
+  for (char c : {' ', '\t', '[', ':'}) t[static_cast<unsigned char>(c)] |= kWordStop;
+  return t;
+}();
+inline uint8_t ByteClass(char c) { return kByteClass[static_cast<unsigned char>(c)]; }
+
 inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 inline bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
 inline bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
-inline bool IsAlpha(char c) { return IsUpper(c) || IsLower(c); }
-inline bool IsAlnum(char c) { return IsAlpha(c) || IsDigit(c); }
+inline bool IsAlpha(char c) { return (ByteClass(c) & kAlpha) != 0; }
+inline bool IsAlnum(char c) { return (ByteClass(c) & (kAlpha | kDigit)) != 0; }
+inline bool IsNameByte(char c) { return (ByteClass(c) & (kAlpha | kDigit | kNameMark)) != 0; }
 inline bool IsSpace(char c) { return c == ' ' || c == '\t'; }
 inline char Lower(char c) { return IsUpper(c) ? static_cast<char>(c + 32) : c; }
 
@@ -279,6 +298,13 @@ void TimeNoYear(Envelope& env, int month, int day) {
 
 int Num2(std::string_view s, size_t i) { return (s[i] - '0') * 10 + (s[i + 1] - '0'); }
 
+// The value of the `n` (at most 4, already checked) decimal digits at s[i].
+int DigitsValue(std::string_view s, size_t i, size_t n) {
+  int v = 0;
+  for (size_t k = 0; k < n; ++k) v = v * 10 + (s[i + k] - '0');
+  return v;
+}
+
 // Skips exactly one space or tab at s[i] (the separator after a prefix; indentation beyond it
 // belongs to the message, as in `[rank0]:   File ...`).
 size_t SkipOne(std::string_view s, size_t i) { return i < s.size() && IsSpace(s[i]) ? i + 1 : i; }
@@ -387,7 +413,7 @@ size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
       size_t ds = d;
       while (d < in.size() && IsDigit(in[d])) ++d;
       if (d > ds && d - ds <= 2 && At(in, d, ' ')) {
-        int day = std::atoi(std::string(in.substr(ds, d - ds)).c_str());
+        int day = DigitsValue(in, ds, d - ds);
         Envelope clock;
         size_t ce = ParseClock(in, d + 1, &clock);
         if (ce != npos && At(in, ce, ' ') && Digits(in, ce + 1, 4)) {
@@ -410,7 +436,7 @@ size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
       Envelope clock;
       size_t ce = ParseClock(in, 2 + nd, &clock);
       if (ce != npos) {
-        int mmdd = std::atoi(std::string(in.substr(1, nd)).c_str());
+        int mmdd = DigitsValue(in, 1, nd);
         TimeNoYear(env, mmdd / 100, mmdd % 100);
         env.TimeAppend(std::string_view(clock.time, clock.time_len));
         env.SetLevel(LevelLetter(in[0]));
@@ -523,7 +549,7 @@ size_t ParseGlog(std::string_view s, size_t i, Envelope& env) {
   if (close == npos || close - p > 120) {
     if (!(close != npos || (s.size() > p && s.back() == ']'))) return npos;
   }
-  int mmdd = std::atoi(std::string(s.substr(i + 1, nd)).c_str());
+  int mmdd = DigitsValue(s, i + 1, nd);
   TimeNoYear(env, mmdd / 100, mmdd % 100);
   env.TimeAppend(std::string_view(clock.time, clock.time_len));
   env.SetLevel(lvl);
@@ -600,7 +626,7 @@ bool ParseLogfmt(std::string_view s, size_t i, Envelope& env, std::string_view& 
 // docker-compose: "name  | " (the name padded with spaces).
 size_t ParseCompose(std::string_view s, size_t i, Envelope& env) {
   size_t e = i;
-  while (e < s.size() && (IsAlnum(s[e]) || s[e] == '_' || s[e] == '-' || s[e] == '.')) ++e;
+  while (e < s.size() && IsNameByte(s[e])) ++e;
   if (e == i || e - i > 64) return npos;
   size_t b = e;
   while (b < s.size() && s[b] == ' ') ++b;
@@ -614,11 +640,11 @@ size_t ParseCompose(std::string_view s, size_t i, Envelope& env) {
 // journald/systemd without a timestamp: "host unit[pid]: ".
 size_t ParseJournald(std::string_view s, size_t i, Envelope& env) {
   size_t he = i;
-  while (he < s.size() && !IsSpace(s[he]) && s[he] != '[' && s[he] != ':') ++he;
+  while (he < s.size() && (ByteClass(s[he]) & kWordStop) == 0) ++he;
   if (he == i || !At(s, he, ' ')) return npos;
   size_t u = he + 1;
   size_t ue = u;
-  while (ue < s.size() && (IsAlnum(s[ue]) || s[ue] == '_' || s[ue] == '-' || s[ue] == '.' || s[ue] == '@')) ++ue;
+  while (ue < s.size() && (IsNameByte(s[ue]) || s[ue] == '@')) ++ue;
   if (ue == u || !At(s, ue, '[')) return npos;
   size_t d = ue + 1;
   size_t ds = d;
@@ -904,8 +930,9 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
     text_valid = true;
     maybe_ansi = json.unicode_escapes || text.find("#033[") != npos;
   } else {
-    // One pass over the line answers "ASCII?" and "any escape?" for the common case.
-    LineScan scan = ScanLine(raw);
+    // "ASCII?" and "any escape?": the framer answered both on its way to the newline, unless
+    // the line came in pieces; then one pass over the line does.
+    LineScan scan = line.scanned ? LineScan{line.flags.ascii, line.flags.maybe_ansi} : ScanLine(raw);
     meta.valid_utf8 = scan.ascii || IsValidUtf8(raw);
     maybe_ansi = text.data() == raw.data() ? scan.maybe_ansi : true;
     text_valid = text.data() == raw.data() && text.size() == raw.size() && meta.valid_utf8;
@@ -949,6 +976,11 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   size_t ind = 0;
   while (ind < message.size() && IsSpace(message[ind])) ++ind;
   meta.indent = ind;
+  // The framer's flags are about the raw line: they hold for the message when it is a piece of it.
+  const auto at = [](const char* c) { return reinterpret_cast<uintptr_t>(c); };
+  if (line.scanned && at(message.data()) >= at(raw.data()) &&
+      at(message.data()) + message.size() <= at(raw.data()) + raw.size())
+    meta.colon_phrase = line.flags.colon_phrase;
 }
 
 }  // namespace triage::ingest::detail

@@ -30,6 +30,9 @@ struct LineMeta {
   bool header = false;       // the line carries its own time or level
   bool valid_utf8 = true;
   size_t indent = 0;         // leading spaces/tabs of the message
+  // False when the message surely holds no ':' after 'r', 't' or 'n' after 'o' or 'u' (the end
+  // of every phrase that starts an error block), as the framer's scan of the raw line tells.
+  bool colon_phrase = true;
 
   // As default-constructed (member by member: assigning a fresh LineMeta costs a store-forwarding
   // stall on every line).
@@ -38,6 +41,7 @@ struct LineMeta {
     header = false;
     valid_utf8 = true;
     indent = 0;
+    colon_phrase = true;
     shape_ = 0;
     shape_done_ = false;
   }

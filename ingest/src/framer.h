@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "line_scan.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -27,6 +29,11 @@ struct LineView {
   std::string_view raw;      // without terminator; at most cap bytes
   bool cut = false;
   uint64_t full_length = 0;  // length before cutting (terminator excluded)
+  // Set when the framer looked at every byte of the line on its way to the newline; `flags`
+  // then describe the whole line (a cut line's dropped tail and a CR terminator included, so a
+  // reader may trust a flag that is false, not one that is true).
+  bool scanned = false;
+  LineFlags flags;
 };
 
 class Framer {
@@ -39,7 +46,11 @@ class Framer {
     const char* p = bytes.data();
     const char* end = p + bytes.size();
     while (p < end) {
-      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      LineFlags flags;
+      // A line that starts in this chunk is scanned on the way to its newline; the rest of a
+      // carried line is only searched.
+      const char* nl = pending_ == 0 ? ScanToNewline(p, end, &flags)
+                                     : static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
       if (nl == nullptr) {
         Carry(std::string_view(p, static_cast<size_t>(end - p)));
         pos_ += static_cast<uint64_t>(end - p);
@@ -49,7 +60,7 @@ class Framer {
       pos_ += part.size() + 1;
       if (pending_ == 0) {
         // The whole line is inside this chunk: no copy.
-        Emit(part, part.size(), part.empty() ? '\0' : part.back(), on_line);
+        Emit(part, part.size(), part.empty() ? '\0' : part.back(), on_line, &flags);
       } else {
         Carry(part);
         Emit(carry_, pending_, last_, on_line);
@@ -134,7 +145,8 @@ class Framer {
   // `content`: at least min(cap, length) first bytes of the line's content (terminator '\n'
   // excluded); `length`: the content's full length; `last`: its last byte.
   template <typename OnLine>
-  void Emit(std::string_view content, uint64_t length, char last, OnLine& on_line) {
+  void Emit(std::string_view content, uint64_t length, char last, OnLine& on_line,
+            const LineFlags* flags = nullptr) {
     uint64_t full = length;
     if (full > 0 && last == '\r') --full;
     LineView v;
@@ -143,6 +155,10 @@ class Framer {
     v.full_length = full;
     v.cut = full > cap_;
     v.raw = content.substr(0, static_cast<size_t>(std::min<uint64_t>(full, cap_)));
+    if (flags != nullptr) {
+      v.scanned = true;
+      v.flags = *flags;
+    }
     on_line(static_cast<const LineView&>(v));
   }
 
