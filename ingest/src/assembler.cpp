@@ -442,10 +442,10 @@ void Assembler::FillLineEvent(Event& ev, DecodedLine& line) {
   ev.source = source_;
   ev.first_line = line.number;
   ev.last_line = line.number;
-  CopyField(ev.process, line.process, spare_.process);
-  CopyField(ev.level, line.level, spare_.level);
-  CopyField(ev.time, line.time, spare_.time);
-  CopyField(ev.host, line.host, spare_.host);
+  ev.process = line.process;
+  ev.level = line.level;
+  ev.time = line.time;
+  ev.host = line.host;
   ev.exceptions.clear();
   ev.frames.clear();
   ev.truncated = false;

@@ -87,7 +87,6 @@ class Assembler {
   size_t queued_bytes_ = 0;
   std::string key_;  // the current line's process key
   Event scratch_;  // reused for single-line events when nothing is queued
-  FieldBuffers spare_;  // for the optional fields of the events filled from lines
   uint64_t events_ = 0;
 };
 

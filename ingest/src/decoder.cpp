@@ -805,7 +805,6 @@ struct Decoder::Impl {
   std::unique_ptr<JsonLineParser> json = MakeJsonLineParser();
   std::string ansi;     // the text with escapes removed
   std::string logfmt;   // an unescaped logfmt message
-  FieldBuffers spare;   // buffers of the optional fields the last lines did not have
 
   // Parses the envelope of `s`; the message is s.substr(env.msg) unless logfmt set `message`.
   void ParsePlain(std::string_view s, Envelope& env, std::string_view& message) {
@@ -958,18 +957,17 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   } else {
     out.display = SanitizeUtf8(text);
   }
-  FieldBuffers& spare = im.spare;
-  if (env.has_process) SetField(out.process, env.process, spare.process);
-  else ClearField(out.process, spare.process);
-  if (level) SetField(out.level, level, spare.level);
-  else ClearField(out.level, spare.level);
-  if (env.has_time()) SetField(out.time, std::string_view(env.time, env.time_len), spare.time);
-  else ClearField(out.time, spare.time);
-  if (!env.host.empty()) SetField(out.host, env.host, spare.host);
-  else ClearField(out.host, spare.host);
-  if (!container.empty()) SetField(out.container, container, spare.container);
-  else if (!env.container.empty()) SetField(out.container, env.container, spare.container);
-  else ClearField(out.container, spare.container);
+  if (env.has_process) out.process = env.process;
+  else out.process.reset();
+  if (level) out.level = std::string_view(level);
+  else out.level.reset();
+  if (env.has_time()) out.time = std::string_view(env.time, env.time_len);
+  else out.time.reset();
+  if (!env.host.empty()) out.host = env.host;
+  else out.host.reset();
+  if (!container.empty()) out.container = container;
+  else if (!env.container.empty()) out.container = env.container;
+  else out.container.reset();
 
   meta.header = env.header || level != nullptr || env.has_time();
   meta.envelope = text.substr(0, env.msg);

@@ -63,32 +63,6 @@ struct LineMeta {
   mutable bool shape_done_ = false;
 };
 
-// The buffers of optional string fields while the fields are absent. A disengaged std::optional
-// keeps no buffer, so lines with and without a process or time would otherwise free and allocate
-// one on every change.
-struct FieldBuffers {
-  std::string process, level, time, host, container;
-};
-
-// Sets `field` to `value`, reusing the buffer of `field` or else of `spare`.
-inline void SetField(std::optional<std::string>& field, std::string_view value, std::string& spare) {
-  if (!field) field.emplace(std::move(spare));
-  field->assign(value.data(), value.size());
-}
-
-// Empties `field`, keeping the larger of its buffer and `spare`'s in `spare`.
-inline void ClearField(std::optional<std::string>& field, std::string& spare) {
-  if (!field) return;
-  if (field->capacity() > spare.capacity()) spare.swap(*field);
-  field.reset();
-}
-
-// Sets `field` to a copy of `value` (engaged or not), as ClearField and SetField do.
-inline void CopyField(std::optional<std::string>& field, const std::optional<std::string>& value, std::string& spare) {
-  if (value) SetField(field, *value, spare);
-  else ClearField(field, spare);
-}
-
 class Decoder {
  public:
   Decoder();

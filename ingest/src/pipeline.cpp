@@ -215,9 +215,14 @@ std::string EventToJson(const Event& event, std::string_view source_name) {
   w.Key("source").String(source_name);
   w.Key("first_line").Uint(event.first_line);
   w.Key("last_line").Uint(event.last_line);
-  w.Key("process").OptString(event.process);
-  w.Key("level").OptString(event.level);
-  w.Key("time").OptString(event.time);
+  auto field = [&w](const char* key, const OptionalString& value) {
+    w.Key(key);
+    if (value) w.String(*value);
+    else w.Null();
+  };
+  field("process", event.process);
+  field("level", event.level);
+  field("time", event.time);
   w.Key("exceptions").BeginArray();
   for (const auto& e : event.exceptions) {
     w.BeginObject();

@@ -72,7 +72,7 @@ namespace {
 
 // Seconds since the epoch of an ISO 8601 time that carries a full date; nullopt otherwise
 // (a year-less or boot-relative stamp is not comparable across sources).
-std::optional<double> ParseTime(const std::optional<std::string>& t) {
+std::optional<double> ParseTime(const ingest::OptionalString& t) {
   if (!t || t->size() < 19) return std::nullopt;
   const std::string& s = *t;
   auto num = [&](size_t pos, size_t len, int& out) {
@@ -111,7 +111,7 @@ std::optional<double> ParseTime(const std::optional<std::string>& t) {
 // "--11-02T09:14:03.25"), every year taken as 365 days: comparable between the lines of one
 // source (c10's "[E601 00:00:04.302]" and vLLM's "06-01 00:00:24" carry no year, but one log
 // shows one clock), never across sources. nullopt for anything else (dmesg's seconds since boot).
-std::optional<double> ParseClock(const std::optional<std::string>& t) {
+std::optional<double> ParseClock(const ingest::OptionalString& t) {
   if (!t) return std::nullopt;
   std::string_view s = *t;
   if (s.size() >= 4 && s.substr(0, 2) == "--") s.remove_prefix(2);
@@ -141,7 +141,7 @@ std::optional<double> ParseClock(const std::optional<std::string>& t) {
 }
 
 // The pid a process prefix names ("EngineCore pid=123", "VllmWorker rank=1 pid=77").
-std::string PidOf(const std::optional<std::string>& process) {
+std::string PidOf(const ingest::OptionalString& process) {
   if (!process) return "";
   auto p = process->find("pid=");
   size_t k = p == std::string::npos ? std::string::npos : p + 4;
@@ -192,7 +192,7 @@ struct Analyzer::Impl {
     uint32_t source_id = 0;
     std::string stream;
     std::optional<double> time;
-    std::optional<std::string> time_text;
+    ingest::OptionalString time_text;
   };
 
   std::shared_ptr<const RuleSet> rules;
@@ -222,13 +222,13 @@ struct Analyzer::Impl {
   // its source is a failure for good.
   static constexpr uint64_t kConfirmLines = 2000;
 
-  void Touch(Window& w, uint64_t first, uint64_t last, const std::optional<std::string>& time,
+  void Touch(Window& w, uint64_t first, uint64_t last, const ingest::OptionalString& time,
              std::optional<double> t) {
     w.first_line = std::min(w.first_line, first);
     w.last_line = std::max(w.last_line, last);
     if (time) {
-      if (!w.started || (t && w.first_time && *t < *w.first_time)) w.started = time, w.first_time = t;
-      if (!w.ended || (t && w.last_time && *t >= *w.last_time) || !t) w.ended = time, w.last_time = t;
+      if (!w.started || (t && w.first_time && *t < *w.first_time)) w.started = *time, w.first_time = t;
+      if (!w.ended || (t && w.last_time && *t >= *w.last_time) || !t) w.ended = *time, w.last_time = t;
     }
   }
 

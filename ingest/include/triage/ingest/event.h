@@ -9,9 +9,91 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace triage::ingest {
+
+// A string that may be absent, used like std::optional<std::string>, that keeps its buffer while
+// absent: events and lines are reused from one input line to the next, and most fields come and
+// go as lines of different shapes alternate, which would otherwise free and allocate each time.
+class OptionalString {
+ public:
+  OptionalString() = default;
+  OptionalString(std::nullopt_t) {}  // NOLINT: converts like std::optional
+  OptionalString(std::string value) : value_(std::move(value)), present_(true) {}  // NOLINT
+  OptionalString(std::string_view value) : value_(value), present_(true) {}       // NOLINT
+  OptionalString(const char* value) : value_(value), present_(true) {}            // NOLINT
+  OptionalString(const std::optional<std::string>& value)                         // NOLINT
+      : value_(value.value_or(std::string())), present_(value.has_value()) {}
+  OptionalString(const OptionalString& other) : present_(other.present_) {
+    if (present_) value_ = other.value_;
+  }
+  OptionalString(OptionalString&& other) noexcept = default;
+  OptionalString& operator=(const OptionalString& other) {
+    if (this != &other) {
+      if (other.present_) value_.assign(other.value_);
+      present_ = other.present_;
+    }
+    return *this;
+  }
+  OptionalString& operator=(OptionalString&& other) noexcept {
+    value_.swap(other.value_);  // keeps a buffer on both sides
+    present_ = other.present_;
+    return *this;
+  }
+  OptionalString& operator=(std::nullopt_t) {
+    present_ = false;
+    return *this;
+  }
+  OptionalString& operator=(std::string_view value) {
+    value_.assign(value.data(), value.size());
+    present_ = true;
+    return *this;
+  }
+  OptionalString& operator=(const std::string& value) { return *this = std::string_view(value); }
+  OptionalString& operator=(const char* value) { return *this = std::string_view(value); }
+
+  bool has_value() const { return present_; }
+  explicit operator bool() const { return present_; }
+  // As with std::optional, only while has_value().
+  const std::string& operator*() const { return value_; }
+  std::string& operator*() { return value_; }
+  const std::string* operator->() const { return &value_; }
+  std::string* operator->() { return &value_; }
+  const std::string& value() const {
+    if (!present_) throw std::bad_optional_access();
+    return value_;
+  }
+  std::string value_or(std::string_view fallback) const {
+    return present_ ? value_ : std::string(fallback);
+  }
+  void reset() { present_ = false; }
+  template <typename... Args>
+  std::string& emplace(Args&&... args) {
+    value_ = std::string(std::forward<Args>(args)...);
+    present_ = true;
+    return value_;
+  }
+  std::optional<std::string> ToOptional() const {
+    return present_ ? std::optional<std::string>(value_) : std::nullopt;
+  }
+  void swap(OptionalString& other) noexcept {
+    value_.swap(other.value_);
+    std::swap(present_, other.present_);
+  }
+
+  friend bool operator==(const OptionalString& a, const OptionalString& b) {
+    return a.present_ == b.present_ && (!a.present_ || a.value_ == b.value_);
+  }
+  friend bool operator==(const OptionalString& a, std::nullopt_t) { return !a.present_; }
+  friend bool operator==(const OptionalString& a, std::string_view b) { return a.present_ && a.value_ == b; }
+
+ private:
+  std::string value_;
+  bool present_ = false;
+};
 
 // One line as framed from the byte stream.
 struct Line {
@@ -28,13 +110,13 @@ struct Line {
 struct DecodedLine {
   uint64_t number = 0;
   uint64_t offset = 0;
-  std::string message;                 // text used for matching: ANSI removed, JSON unwrapped
-  std::string display;                 // the line as a person should see it (valid UTF-8)
-  std::optional<std::string> process;  // "rank0", "EngineCore pid=123", "TP3", compose name...
-  std::optional<std::string> level;    // normalised upper case: DEBUG INFO WARNING ERROR CRITICAL
-  std::optional<std::string> time;     // ISO 8601 as far as the line tells ("2026-11-02T09:14:03")
-  std::optional<std::string> host;     // syslog host name, when the line carries one
-  std::optional<std::string> container;  // docker container name, when the envelope says
+  std::string message;       // text used for matching: ANSI removed, JSON unwrapped
+  std::string display;       // the line as a person should see it (valid UTF-8)
+  OptionalString process;    // "rank0", "EngineCore pid=123", "TP3", compose name...
+  OptionalString level;      // normalised upper case: DEBUG INFO WARNING ERROR CRITICAL
+  OptionalString time;       // ISO 8601 as far as the line tells ("2026-11-02T09:14:03")
+  OptionalString host;       // syslog host name, when the line carries one
+  OptionalString container;  // docker container name, when the envelope says
   bool json = false;
   bool cut = false;
 };
@@ -60,10 +142,10 @@ struct Event {
   uint32_t source = 0;
   uint64_t first_line = 0;
   uint64_t last_line = 0;
-  std::optional<std::string> process;
-  std::optional<std::string> level;
-  std::optional<std::string> time;
-  std::optional<std::string> host;
+  OptionalString process;
+  OptionalString level;
+  OptionalString time;
+  OptionalString host;
   // Tracebacks only: outermost cause first, the exception that ended the process last.
   std::vector<ExceptionInfo> exceptions;
   std::vector<Frame> frames;  // of the last traceback in the chain, outermost call first
