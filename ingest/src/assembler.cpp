@@ -451,7 +451,7 @@ void Assembler::FillLineEvent(Event& ev, DecodedLine& line) {
   ev.truncated = false;
   ev.lines.resize(1);
   if (&ev.lines[0] != &line) SwapLines(ev.lines[0], line);
-  ev.text.assign(ev.lines[0].message);
+  ev.text.clear();
 }
 
 void Assembler::EmitLine(DecodedLine& line) {
@@ -466,7 +466,7 @@ void Assembler::EmitLine(DecodedLine& line) {
   s.first_line = line.number;
   s.done = true;
   FillLineEvent(s.ev, line);
-  s.bytes = s.ev.text.size() + s.ev.lines[0].display.size() + 64;
+  s.bytes = s.ev.lines[0].message.size() + s.ev.lines[0].display.size() + 64;
   queued_bytes_ += s.bytes;
 }
 
@@ -477,8 +477,20 @@ void Assembler::Append(Open& o, DecodedLine& line) {
   o.foreign = 0;
 }
 
+// A cheap first look for StartEvent, true when the message may start a multi-line event: each
+// head ends with ':' or ')' (a traceback's, IPython's), or shows a frame after its indentation,
+// or starts a block (with "terminate", or with a phrase that ends in a colon).
+bool MayStartEvent(std::string_view m, const LineMeta& meta) {
+  const std::string_view tm = TrimRight(m);
+  if (tm.empty()) return false;
+  const char last = tm.back();
+  return last == ':' || last == ')' || meta.colon_phrase ||
+         (meta.indent < m.size() && (m[meta.indent] == 'F' || m[meta.indent] == 't'));
+}
+
 bool Assembler::StartEvent(std::string_view key, DecodedLine& line, const LineMeta& meta) {
   std::string_view m = line.message;
+  if (!MayStartEvent(m, meta)) return false;
   State state;
   std::string_view ipy_type;
   Frame frame;
@@ -701,7 +713,7 @@ void Assembler::Close(Open* o, bool truncated) {
     bs.first_line = b.number;
     bs.done = true;
     FillLineEvent(bs.ev, b);
-    bs.bytes = 64 + bs.ev.text.size();
+    bs.bytes = 64 + bs.ev.Text().size();
     queued_bytes_ += bs.bytes;
   }
 }

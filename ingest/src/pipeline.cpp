@@ -240,7 +240,7 @@ std::string EventToJson(const Event& event, std::string_view source_name) {
     w.EndObject();
   }
   w.EndArray();
-  w.Key("text").String(event.text);
+  w.Key("text").String(event.Text());
   w.EndObject();
   return w.Take();
 }

@@ -40,7 +40,7 @@ TEST(Assembler, PlainTracebackIsOneEventWithFramesAndException) {
   EXPECT_FALSE(tb.truncated);
   EXPECT_EQ(tb.lines.size(), 6u);
   EXPECT_EQ(tb.text.substr(0, 35), "Traceback (most recent call last):\n");
-  EXPECT_EQ(ev[2].text, "after");
+  EXPECT_EQ(ev[2].Text(), "after");
 }
 
 TEST(Assembler, HeaderlessLineAfterExceptionContinuesItsMessage) {
@@ -445,7 +445,7 @@ TEST(Assembler, OrdinaryLinesAreLineEvents) {
   auto ev = Assemble("a\nb\n\nc\n");
   ASSERT_EQ(ev.size(), 4u);
   for (const auto& e : ev) EXPECT_EQ(e.kind, EventKind::kLine);
-  EXPECT_EQ(ev[2].text, "");
+  EXPECT_EQ(ev[2].Text(), "");
 }
 
 TEST(Assembler, BlankLinesAfterTracebackAreSeparateEventsInOrder) {
@@ -499,7 +499,7 @@ TEST(Assembler, KeepLinePredicateSkipsUninterestingLines) {
       "INFO noise 3\nnoise 4\n");
   stream.Finish();
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].text, "keep me");
+  EXPECT_EQ(out[0].Text(), "keep me");
   EXPECT_EQ(out[1].kind, EventKind::kTraceback);
   EXPECT_EQ(out[1].lines.size(), 4u);
   EXPECT_EQ(stream.counters().lines, 9u);

@@ -108,7 +108,7 @@ TEST(Framer, TenMegabyteLineIsCutWithBoundedMemory) {
   EXPECT_TRUE(events[0].lines[0].cut);
   EXPECT_EQ(events[0].lines[0].message.size(), cap);
   EXPECT_EQ(stream.counters().cut_lines, 1u);
-  EXPECT_EQ(events[1].text, "after");
+  EXPECT_EQ(events[1].Text(), "after");
   EXPECT_EQ(events[1].lines[0].offset, (10u << 20) + 1);
 
   detail::Framer framer(cap);
@@ -124,7 +124,7 @@ TEST(Framer, InvalidUtf8LineBecomesEventAndIsCounted) {
   stream.Feed("ok\n\xc3\x28 broken \xff\n");
   stream.Finish();
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[1].text, "\xc3\x28 broken \xff");
+  EXPECT_EQ(events[1].Text(), "\xc3\x28 broken \xff");
   EXPECT_TRUE(IsValidUtf8(events[1].lines[0].display));
   EXPECT_EQ(stream.counters().invalid_utf8_lines, 1u);
 }
@@ -145,7 +145,7 @@ TEST(Framer, BinaryGarbageNeverStopsThePipeline) {
   }
   EXPECT_EQ(lines, stream.counters().lines);
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().text, "clean line");
+  EXPECT_EQ(events.back().Text(), "clean line");
 }
 
 TEST(Framer, CountersAddUp) {

@@ -76,7 +76,7 @@ TEST(Source, PlainFile) {
   IngestRun r = IngestPath(f.path());
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.events.size(), 100u);
-  EXPECT_EQ(r.events[99].text, "line number 99");
+  EXPECT_EQ(r.events[99].Text(), "line number 99");
   auto src = OpenSource(f.path());
   ASSERT_TRUE(src.ok());
   EXPECT_EQ((*src)->name(), f.path());
@@ -116,7 +116,7 @@ TEST(Source, ConcatenatedGzipMembers) {
   IngestRun r = IngestPath(f.path());
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.events.size(), 2u);
-  EXPECT_EQ(r.events[1].text, "second");
+  EXPECT_EQ(r.events[1].Text(), "second");
 }
 
 TEST(Source, TruncatedGzipDeliversWhatWasReadThenCorrupt) {
@@ -132,7 +132,7 @@ TEST(Source, TruncatedGzipDeliversWhatWasReadThenCorrupt) {
   ASSERT_GT(r.events.size(), 5000u);
   EXPECT_LT(r.events.size(), 20000u);
   for (size_t i = 0; i + 1 < r.events.size(); ++i) {
-    EXPECT_EQ(r.events[i].text, "line number " + std::to_string(i));
+    EXPECT_EQ(r.events[i].Text(), "line number " + std::to_string(i));
   }
 }
 
@@ -178,8 +178,8 @@ TEST(Source, ReadErrorAfterNBytesDeliversEverythingReadThenIo) {
   EXPECT_EQ(counters.bytes, fail_after);
   // 50 whole lines plus the partial 51st, framed at the end of what was read.
   ASSERT_EQ(events.size(), 51u);
-  EXPECT_EQ(events[49].text, "line number 49");
-  EXPECT_EQ(events[50].text, "");
+  EXPECT_EQ(events[49].Text(), "line number 49");
+  EXPECT_EQ(events[50].Text(), "");
 }
 
 TEST(Source, ProgressIsReported) {

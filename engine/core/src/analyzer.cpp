@@ -522,7 +522,7 @@ struct Analyzer::Impl {
     const std::string source(source_name);
     auto display = [&](size_t k) -> std::string {
       if (k < ev.lines.size()) return ev.lines[k].display;
-      return ev.text;
+      return std::string(ev.Text());
     };
     auto record = [&](const SignatureHit& h, bool in_failure) {
       detail::HitRecord r;
@@ -632,7 +632,7 @@ struct Analyzer::Impl {
     if (ev.kind == ingest::EventKind::kTraceback && !fatal) k = final_k;
     f.line = k < ev.lines.size() ? ev.lines[k].number : ev.first_line;
     f.text = display(k);
-    if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : ev.text;
+    if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : std::string(ev.Text());
     w->failures.push_back(std::move(f));
     if (fatal || uncaught) w->ended_streams[stream] = ev.last_line;
     if (!fatal_pid.empty()) w->pids.insert(fatal_pid);

@@ -233,8 +233,7 @@ std::vector<SignatureHit> RuleSet::Match(const ingest::Event& event) const {
   };
   switch (event.kind) {
     case ingest::EventKind::kLine: {
-      std::string_view text = event.lines.empty() ? std::string_view(event.text)
-                                                  : std::string_view(event.lines[0].message);
+      std::string_view text = event.Text();
       MatchTextInto(*this, c, text, Place::kLineEvent, false, line_no(0), 0, -1, out, scratch);
       break;
     }

@@ -39,7 +39,6 @@ inline ingest::Event Line(uint64_t number, const std::string& message,
   ev.process = std::move(process);
   ev.level = std::move(level);
   ev.lines.push_back(Decoded(number, message));
-  ev.text = message;
   return ev;
 }
 

@@ -152,8 +152,14 @@ struct Event {
   bool truncated = false;     // a traceback cut off by the end of the input
   // The member lines (decoded), in order. Evidence points at these.
   std::vector<DecodedLine> lines;
-  // The event's text for matching: the messages of its lines joined with '\n'.
+  // The messages of its lines joined with '\n'; left empty by a line event, whose text is its
+  // one line's message (not copied again: every input line makes one). Text() gives either.
   std::string text;
+
+  // The event's text for matching.
+  std::string_view Text() const {
+    return kind == EventKind::kLine && lines.size() == 1 ? std::string_view(lines[0].message) : std::string_view(text);
+  }
 };
 
 }  // namespace triage::ingest
