@@ -844,10 +844,10 @@ struct Decoder::Impl {
         if (next == npos && we_glog(s, p)) next = ParseGlog(s, p, env);
         if (next == npos) next = ParseCompose(s, p, env);
       } else if (IsLower(c)) {
-        if (StartsWithAt(s, p, "stderr:") || StartsWithAt(s, p, "stdout:")) {
+        if (c == 's' && (StartsWithAt(s, p, "stderr:") || StartsWithAt(s, p, "stdout:"))) {
           next = SkipOne(s, p + 7);
-        } else if (StartsWithAt(s, p, "time=") || StartsWithAt(s, p, "ts=") || StartsWithAt(s, p, "level=") ||
-                   StartsWithAt(s, p, "lvl=") || StartsWithAt(s, p, "t=")) {
+        } else if ((c == 't' && (StartsWithAt(s, p, "time=") || StartsWithAt(s, p, "ts=") || StartsWithAt(s, p, "t="))) ||
+                   (c == 'l' && (StartsWithAt(s, p, "level=") || StartsWithAt(s, p, "lvl=")))) {
           std::string_view m;
           if (ParseLogfmt(s, p, env, m, logfmt) && m.data() != nullptr) {
             message = m;
@@ -856,8 +856,14 @@ struct Decoder::Impl {
             break;
           }
         } else {
-          next = ParseCompose(s, p, env);
-          if (next == npos) next = ParseJournald(s, p, env);
+          // Both shapes start with a name; one that runs into ':' or '[' ("docker0:", "ts[3]")
+          // or to the end is neither.
+          size_t e = p;
+          while (e < s.size() && IsNameByte(s[e])) ++e;
+          if (e < s.size() && s[e] != ':' && s[e] != '[') {
+            next = ParseCompose(s, p, env);
+            if (next == npos) next = ParseJournald(s, p, env);
+          }
         }
       }
       if (next == npos || next == p) break;
