@@ -753,6 +753,12 @@ void Assembler::AfterLine(Open* taker, std::string_view key) {
 }
 
 void Assembler::Push(DecodedLine& line, const LineMeta& meta, bool single) {
+  if (open_.empty() && queue_.empty() && !MayStartEvent(line.message, meta)) {
+    // The usual case: nothing is open or waiting, and the line starts nothing: its event (if
+    // it gets one) leaves at once.
+    if (single) EmitLine(line);
+    return;
+  }
   // The key must outlive `line`, whose strings may be swapped away below.
   if (line.process) key_.assign(*line.process);
   else key_.clear();

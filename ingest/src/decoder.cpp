@@ -131,6 +131,22 @@ const char* LevelName(std::string_view w, bool upper_only) {
   return nullptr;
 }
 
+// A normal level name (as LevelName and LevelLetter return them) as a view, without strlen.
+std::string_view LevelText(const char* level) {
+  switch (level[0]) {
+    case 'D':
+      return "DEBUG";
+    case 'I':
+      return "INFO";
+    case 'W':
+      return "WARNING";
+    case 'E':
+      return "ERROR";
+    default:
+      return "CRITICAL";
+  }
+}
+
 const char* LevelLetter(char c) {
   switch (c) {
     case 'I':
@@ -965,7 +981,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   }
   if (env.has_process) out.process = env.process;
   else out.process.reset();
-  if (level) out.level = std::string_view(level);
+  if (level) out.level = LevelText(level);
   else out.level.reset();
   if (env.has_time()) out.time = std::string_view(env.time, env.time_len);
   else out.time.reset();
