@@ -958,7 +958,12 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
     maybe_ansi = text.data() == raw.data() ? scan.maybe_ansi : true;
     text_valid = text.data() == raw.data() && text.size() == raw.size() && meta.valid_utf8;
   }
+  // Whether the message's bytes are bytes of the raw line, in order and with nothing removed
+  // from between them: a piece of it, or a JSON value whose escapes (none of them \uXXXX) were
+  // undone. Then what the framer saw of the raw line holds for the message.
+  bool raw_bytes = !out.json || (json.simple && !json.unicode_escapes);
   if (maybe_ansi && HasAnsi(text)) {
+    raw_bytes = false;
     im.ansi.clear();
     StripAnsi(text, im.ansi);
     text = im.ansi;
@@ -996,10 +1001,11 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   size_t ind = 0;
   while (ind < message.size() && IsSpace(message[ind])) ++ind;
   meta.indent = ind;
-  // The framer's flags are about the raw line: they hold for the message when it is a piece of it.
+  // The framer's flags are about the raw line: they hold for the message when its bytes are the
+  // raw line's (and the message is `text`'s, not an unescaped logfmt value).
   const auto at = [](const char* c) { return reinterpret_cast<uintptr_t>(c); };
-  if (line.scanned && at(message.data()) >= at(raw.data()) &&
-      at(message.data()) + message.size() <= at(raw.data()) + raw.size())
+  if (line.scanned && raw_bytes && at(message.data()) >= at(text.data()) &&
+      at(message.data()) + message.size() <= at(text.data()) + text.size())
     meta.colon_phrase = line.flags.colon_phrase;
 }
 

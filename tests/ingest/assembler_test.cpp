@@ -393,6 +393,22 @@ TEST(Assembler, CudaErrorOutsideTracebackIsBlockWithAdvice) {
   EXPECT_EQ(ev[1].kind, EventKind::kLine);
 }
 
+// The framer's flag for a block phrase is about the raw line; it must hold for what the JSON
+// decoder makes of it, escapes undone (a \uXXXX among them), and for text behind ANSI colour.
+TEST(Assembler, BlockPhraseInsideJsonAndColour) {
+  const std::string advice = "CUDA kernel errors might be asynchronously reported at some other API call.";
+  for (const std::string& head : {std::string("{\"log\":\"CUDA error: bad\\n\",\"stream\":\"stderr\"}"),
+                                  std::string("{\"log\":\"CUDA err\\u006fr: bad\\n\"}"),
+                                  std::string("{\"log\":\"CUDA \\u00e9rror= x CUDA error\\u003a bad\"}"),
+                                  std::string("CUDA erro\x1b[0mr: bad"),
+                                  std::string("CUDA err#033[1mor= bad CUDA erro#033[0mr: x")}) {
+    auto ev = Assemble(head + "\n{\"log\":\"" + advice + "\\n\"}\ndone\n");
+    ASSERT_EQ(ev.size(), 2u) << head;
+    EXPECT_EQ(ev[0].kind, EventKind::kBlock) << head;
+    EXPECT_EQ(ev[0].lines.size(), 2u) << head;
+  }
+}
+
 TEST(Assembler, TerminateCalledBlock) {
   auto ev = Assemble(
       "terminate called after throwing an instance of 'c10::Error'\n"
