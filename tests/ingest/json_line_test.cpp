@@ -98,6 +98,13 @@ TEST(JsonLineSimple, AgreesWithSimdjsonOnRandomLines) {
                                            "\\x",
                                            "\\u12",
                                            "caf\xc3\xa9",
+                                           // Longer than the scan's 16-byte blocks, with stops
+                                           // before, at and past a block's end.
+                                           "a message long enough to fill one block, then \\n, more",
+                                           "exactly thirty-one bytes long..\\\"then an escaped quote after it",
+                                           "sixty-four bytes of plain text, no stop in any block here at all:",
+                                           "a long value with a control byte \x02 past the first block ends",
+                                           "a long value with a high byte past the first block \xc3\xa9 here",
                                            "bad \xff byte",
                                            "ctl \x01 byte"};
   const std::vector<std::string> raw_values = {"12",   "-1.5e3",        "true",
