@@ -33,6 +33,25 @@ std::vector<std::string_view> Chunks(std::string_view s, uint8_t seed) {
   return out;
 }
 
+// What the framer's scan should say of a line's bytes (terminator excluded, a CR included).
+ingest::detail::LineFlags ReferenceFlags(std::string_view line) {
+  ingest::detail::LineFlags f{true, false, false};
+  for (size_t i = 0; i < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    if (c >= 0x80) f.ascii = false;
+    if (c == 0x1b || line.substr(i, 5) == "#033[") f.maybe_ansi = true;
+    if (c == ':' && i >= 2 && (line[i - 1] == 'r' || line[i - 1] == 't' || line[i - 1] == 'n') &&
+        (line[i - 2] == 'o' || line[i - 2] == 'u'))
+      f.colon_phrase = true;
+  }
+  return f;
+}
+
+bool SameDecoded(const ingest::DecodedLine& a, const ingest::DecodedLine& b) {
+  return a.message == b.message && a.display == b.display && a.process == b.process && a.level == b.level &&
+         a.time == b.time && a.host == b.host && a.container == b.container && a.json == b.json;
+}
+
 }  // namespace
 
 void FramerBody(const uint8_t* data, size_t size) {
@@ -55,6 +74,12 @@ void FramerBody(const uint8_t* data, size_t size) {
     if (end < s.size() && s[end] == '\r') ++end;
     Check(end == s.size() || s[end] == '\n');
     Check(std::string_view(s.data() + v.offset, v.full_length).find('\n') == std::string_view::npos);
+    if (v.scanned) {
+      // The scan's flags describe every byte before the newline, a CR and a cut tail included.
+      const auto want = ReferenceFlags(s.substr(v.offset, end - v.offset));
+      Check(v.flags.ascii == want.ascii && v.flags.maybe_ansi == want.maybe_ansi &&
+            v.flags.colon_phrase == want.colon_phrase);
+    }
     expect_offset = end + 1;
     ++expect_number;
   };
@@ -89,6 +114,20 @@ void JsonDecoderBody(const uint8_t* data, size_t size) {
     if (out.time) Check(!out.time->empty() && out.time->size() <= 48);
     Check(out.display.find('\x1b') == std::string::npos);
   }
+  // The same line as the framer hands it over when it scanned it on its way to the newline:
+  // decoded the same, and the block-phrase flag never hides a phrase the message holds.
+  std::string framed(s);
+  framed.push_back('\n');
+  ingest::detail::LineView scanned = v;
+  scanned.scanned = true;
+  Check(ingest::detail::ScanToNewline(framed.data(), framed.data() + framed.size(), &scanned.flags) ==
+        framed.data() + s.size());
+  ingest::DecodedLine out2;
+  ingest::detail::LineMeta meta2;
+  decoder.Decode(scanned, out2, meta2);
+  Check(SameDecoded(out, out2));
+  Check(meta2.indent == meta.indent && meta2.valid_utf8 == meta.valid_utf8 && meta2.header == meta.header);
+  if (!meta2.colon_phrase) Check(!ReferenceFlags(out2.message).colon_phrase);
 }
 
 void AssemblerBody(const uint8_t* data, size_t size) {
