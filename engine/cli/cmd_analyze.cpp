@@ -1,10 +1,10 @@
 // `triage analyze [FILE...|-]`: read logs, report incidents with ranked root causes.
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <atomic>
 #include <chrono>
@@ -145,40 +145,71 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
   return out;
 }
 
+// Reads with pread(2) (each reader with a buffer of its own; threads share the descriptor): a
+// file cut short under the readers, as a rotation by copy and truncate does, only ends their
+// reading early, where a mapping of it would fault.
+class RangeReader {
+ public:
+  explicit RangeReader(int fd) : fd_(fd), buf_(kSlice) {}
+  static constexpr size_t kSlice = 1u << 20;
+
+  // Up to kSlice bytes at `pos`; empty at the file's end (then cut_short() tells whether that
+  // came before `expected_end`) or on a read error.
+  std::string_view Read(uint64_t pos, size_t n, uint64_t expected_end) {
+    n = std::min(n, kSlice);
+    for (;;) {
+      const ssize_t r = ::pread(fd_, buf_.data(), n, static_cast<off_t>(pos));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0 && pos < expected_end) cut_short_ = true;
+      return r > 0 ? std::string_view(buf_.data(), size_t(r)) : std::string_view();
+    }
+  }
+  bool cut_short() const { return cut_short_; }
+
+ private:
+  int fd_;
+  std::vector<char> buf_;
+  bool cut_short_ = false;
+};
+
 // One large plain file analysed by several threads: the file is cut at line starts into parts,
 // each read by its own pipeline and analyzer. A part's analyzer reads on past its end until it
 // holds no open incident and its pipeline is idle (so no incident of its part is cut), and the
 // next part drops the incidents whose first failure lies in what the part before covered.
 // Line numbers are made global by counting the newlines of the parts before. Returns nullopt
 // when the file cannot be split (not a regular file, small, compressed), and the caller reads it
-// as a stream.
+// as a stream. A file that shrinks while it is read is analysed as far as it was read, with a
+// warning, as the stream reader would.
 std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_id,
                                        const std::shared_ptr<const core::RuleSet>& rules,
                                        const Settings& s, Progress& progress, unsigned parts) {
   constexpr uint64_t kMinSplit = 32u << 20;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) < kMinSplit) {
-    ::close(fd);
-    return std::nullopt;
-  }
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) < kMinSplit) return std::nullopt;
   const uint64_t size = uint64_t(st.st_size);
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (map == MAP_FAILED) return std::nullopt;
-  ::madvise(map, size, MADV_SEQUENTIAL);
-  const char* data = static_cast<const char*>(map);
-  if (static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b) {
-    ::munmap(map, size);  // gzip: only the stream reader decompresses
-    return std::nullopt;
-  }
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  RangeReader head(fd);
+  const std::string_view magic = head.Read(0, 2, size);
+  if (magic.size() < 2 || (static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b))
+    return std::nullopt;  // gzip (or cut short already): only the stream reader decompresses
   std::vector<uint64_t> cut{0};
   for (unsigned k = 1; k < parts; ++k) {
-    const uint64_t from = size / parts * k;
-    const void* nl = std::memchr(data + from, '\n', size - from);
-    if (!nl) break;
-    const uint64_t at = uint64_t(static_cast<const char*>(nl) - data) + 1;
+    // The first line start at or after an even share of the file.
+    uint64_t at = size / parts * k;
+    for (std::string_view chunk; at < size && !(chunk = head.Read(at, RangeReader::kSlice, size)).empty();) {
+      const void* nl = std::memchr(chunk.data(), '\n', chunk.size());
+      if (nl) {
+        at += uint64_t(static_cast<const char*>(nl) - chunk.data()) + 1;
+        break;
+      }
+      at += chunk.size();
+    }
     if (at > cut.back() && at < size) cut.push_back(at);
   }
   cut.push_back(size);
@@ -188,6 +219,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     std::vector<core::Incident> incidents;
     uint64_t lines_in_range = 0;  // newlines in [cut[k], cut[k+1])
     uint64_t lines_covered = 0;   // newlines read in all, past the end included
+    bool cut_short = false;       // the file ended before the part did
   };
   std::vector<Part> out(n);
   auto run = [&](size_t k) {
@@ -202,32 +234,41 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
       analyzer.Add(ev, path);
       for (auto& i : analyzer.TakeClosed()) part.incidents.push_back(std::move(i));
     });
-    constexpr uint64_t kSlice = 1u << 20;
-    for (uint64_t pos = cut[k]; pos < cut[k + 1]; pos += kSlice) {
-      const uint64_t len = std::min(kSlice, cut[k + 1] - pos);
-      stream.Feed(std::string_view(data + pos, len));
-      progress.Add(len);
+    RangeReader reader(fd);
+    uint64_t pos = cut[k];
+    while (pos < cut[k + 1]) {
+      const std::string_view chunk = reader.Read(pos, size_t(cut[k + 1] - pos), cut[k + 1]);
+      if (chunk.empty()) break;
+      stream.Feed(chunk);
+      progress.Add(chunk.size());
+      pos += chunk.size();
     }
     // The part ends at a line start (or the end of the file), so the lines framed so far are
     // its newlines.
     part.lines_in_range = stream.counters().lines;
     part.lines_covered = part.lines_in_range;
-    uint64_t pos = cut[k + 1];
-    while (pos < size && (analyzer.has_open_incident() || !stream.idle())) {
-      const void* nl = std::memchr(data + pos, '\n', size - pos);
-      const uint64_t end = nl ? uint64_t(static_cast<const char*>(nl) - data) + 1 : size;
-      stream.Feed(std::string_view(data + pos, end - pos));
-      if (nl) ++part.lines_covered;
-      pos = end;
+    // On past the part's end, a line at a time, while an incident or an event is still open.
+    while (pos < size && !reader.cut_short() && (analyzer.has_open_incident() || !stream.idle())) {
+      const std::string_view chunk = reader.Read(pos, size_t(size - pos), size);
+      size_t used = 0;
+      while (used < chunk.size() && (analyzer.has_open_incident() || !stream.idle())) {
+        const void* nl = std::memchr(chunk.data() + used, '\n', chunk.size() - used);
+        const size_t end = nl ? size_t(static_cast<const char*>(nl) - chunk.data()) + 1 : chunk.size();
+        stream.Feed(chunk.substr(used, end - used));
+        if (nl) ++part.lines_covered;
+        used = end;
+      }
+      if (used == 0) break;
+      pos += used;
     }
     stream.Finish();
     for (auto& i : analyzer.Finish()) part.incidents.push_back(std::move(i));
+    part.cut_short = reader.cut_short();
   };
   std::vector<std::thread> pool;
   for (size_t k = 1; k < n; ++k) pool.emplace_back(run, k);
   run(0);
   for (auto& t : pool) t.join();
-  ::munmap(map, size);
 
   FileResult result;
   uint64_t offset = 0, covered = 0;
@@ -254,6 +295,10 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
                    [](const core::Incident& a, const core::Incident& b) {
                      return a.first_line < b.first_line;
                    });
+  if (std::any_of(out.begin(), out.end(), [](const Part& p) { return p.cut_short; }))
+    std::cerr << "triage: " << path
+              << ": warning: the file became shorter while it was read (rotated by truncation?); "
+                 "what was read is analysed\n";
   return result;
 }
 

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -169,6 +171,33 @@ TEST(AnalyzeCli, OneLargeFileSharedByThreadsGivesTheSameReport) {
        at = one.out.find("\"id\":null", at + 1))
     ++incidents;
   EXPECT_EQ(incidents, 10u);
+  fs::remove(p);
+}
+
+// A large file cut short (logrotate's copytruncate) while several threads read it: analysed as
+// far as it was read, with a warning; no thread may fault on the vanished bytes. The cut lands
+// at a different moment of the reading in each round.
+TEST(AnalyzeCli, LargeFileTruncatedWhileThreadsReadIt) {
+  const fs::path p = fs::temp_directory_path() / ("triage-cli-cut-" + std::to_string(::getpid()) + ".log");
+  std::string block;
+  for (int i = 0; i < 4096; ++i)
+    block += "[2026-11-02 09:14:51 TP0] Decode batch. #running-req: 12, #token: 4096, token usage: 0.42\n";
+  block += "Traceback (most recent call last):\n  File \"/srv/main.py\", line 3, in <module>\n"
+           "    run()\nRuntimeError: FlashInfer requires GPUs with sm75 or higher\n";
+  for (int round = 0; round < 4; ++round) {
+    {
+      std::ofstream f(p, std::ios::binary | std::ios::trunc);
+      for (uint64_t written = 0; written < (48u << 20); written += block.size()) f << block;
+    }
+    std::thread cutter([&p, round] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10 + 40 * round));
+      fs::resize_file(p, 1u << 20);
+    });
+    Outcome r = Triage("analyze --no-store --json --threads 3 " + p.string());
+    cutter.join();
+    ASSERT_EQ(r.code, 0) << "round " << round << ": " << r.err;
+    EXPECT_NE(r.out.find("\"incidents\""), std::string::npos) << r.out.substr(0, 200);
+  }
   fs::remove(p);
 }
 
