@@ -9,6 +9,9 @@
 # in the page cache (one untimed read first). Memory: ingest_bench samples its own RssAnon from
 # /proc/self/status every 16 MiB of input (file pages do not count there; the input is read with
 # read(2) into a 1 MiB buffer, not mapped); /usr/bin/time's max RSS is shown beside it.
+#
+# INGEST_CPU=N runs cat, rg and the benchmark pinned to CPU N (taskset): on a small shared VM
+# one vCPU can be much slower than the other for a while, and unpinned runs then mix the two.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,21 +37,23 @@ wall() {
   echo "$t0 $t1" | awk '{printf "%.3f", $2 - $1}'
 }
 mbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.0f", b / 1e6 / s }'; }
+PIN=()
+if [ -n "${INGEST_CPU:-}" ]; then PIN=(taskset -c "$INGEST_CPU"); fi
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)${INGEST_CPU:+, pinned to CPU $INGEST_CPU}"
 for f in "$TEXT" "$JSONL"; do
   bytes=$(stat -c %s "$f")
   cat "$f" > /dev/null  # warm the page cache
   echo
   echo "== $(basename "$f") ($bytes bytes)"
-  s=$(wall cat "$f"); echo "cat                 ${s}s  $(mbps "$bytes" "$s") MB/s"
+  s=$(wall "${PIN[@]}" cat "$f"); echo "cat                 ${s}s  $(mbps "$bytes" "$s") MB/s"
   if command -v rg > /dev/null; then
-    t0=$(date +%s.%N); hits=$(rg -c -f "$PATTERNS" "$f" || true); t1=$(date +%s.%N)
+    t0=$(date +%s.%N); hits=$("${PIN[@]}" rg -c -f "$PATTERNS" "$f" || true); t1=$(date +%s.%N)
     s=$(echo "$t0 $t1" | awk '{printf "%.3f", $2 - $1}')
     echo "rg -c -f patterns   ${s}s  $(mbps "$bytes" "$s") MB/s  ($hits matching lines)"
   fi
-  out=$(/usr/bin/time -f "maxrss_kib %M" "$BENCH" "$f" --repeat 3 2>&1)
+  out=$("${PIN[@]}" /usr/bin/time -f "maxrss_kib %M" "$BENCH" "$f" --repeat 3 2>&1)
   echo "$out" | sed 's/^/ingest  /'
 done
 echo

@@ -178,8 +178,8 @@ class RangeReader {
 // next part drops the incidents whose first failure lies in what the part before covered.
 // Line numbers are made global by counting the newlines of the parts before. Returns nullopt
 // when the file cannot be split (not a regular file, small, compressed), and the caller reads it
-// as a stream. A file that shrinks while it is read is analysed as far as it was read, with a
-// warning, as the stream reader would.
+// as a stream. A file that shrinks while it is read is analysed up to the first part that found
+// it cut short (the parts after it cannot be numbered), with a warning.
 std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_id,
                                        const std::shared_ptr<const core::RuleSet>& rules,
                                        const Settings& s, Progress& progress, unsigned parts) {
@@ -202,15 +202,18 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
   for (unsigned k = 1; k < parts; ++k) {
     // The first line start at or after an even share of the file.
     uint64_t at = size / parts * k;
+    bool line_start = false;
     for (std::string_view chunk; at < size && !(chunk = head.Read(at, RangeReader::kSlice, size)).empty();) {
       const void* nl = std::memchr(chunk.data(), '\n', chunk.size());
       if (nl) {
         at += uint64_t(static_cast<const char*>(nl) - chunk.data()) + 1;
+        line_start = true;
         break;
       }
       at += chunk.size();
     }
-    if (at > cut.back() && at < size) cut.push_back(at);
+    // No newline found (the file ended, or was cut short meanwhile): no cut here.
+    if (line_start && at > cut.back() && at < size) cut.push_back(at);
   }
   cut.push_back(size);
   const size_t n = cut.size() - 1;
@@ -244,7 +247,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
       pos += chunk.size();
     }
     // The part ends at a line start (or the end of the file), so the lines framed so far are
-    // its newlines.
+    // its newlines (unless the file was cut short under it: then no part after it is used).
     part.lines_in_range = stream.counters().lines;
     part.lines_covered = part.lines_in_range;
     // On past the part's end, a line at a time, while an incident or an event is still open.
@@ -272,7 +275,11 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
 
   FileResult result;
   uint64_t offset = 0, covered = 0;
-  for (size_t k = 0; k < n; ++k) {
+  bool cut_short = false;
+  for (size_t k = 0; k < n && !cut_short; ++k) {
+    // A part that found the file cut short framed fewer lines than its range held, so the parts
+    // after it cannot be numbered: their incidents are left out.
+    cut_short = out[k].cut_short;
     for (auto& inc : out[k].incidents) {
       auto shift = [&](uint64_t& line) { line += offset; };
       shift(inc.first_line);
@@ -295,10 +302,10 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
                    [](const core::Incident& a, const core::Incident& b) {
                      return a.first_line < b.first_line;
                    });
-  if (std::any_of(out.begin(), out.end(), [](const Part& p) { return p.cut_short; }))
+  if (cut_short)
     std::cerr << "triage: " << path
               << ": warning: the file became shorter while it was read (rotated by truncation?); "
-                 "what was read is analysed\n";
+                 "analysed up to where it ended\n";
   return result;
 }
 

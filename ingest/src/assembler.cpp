@@ -84,9 +84,9 @@ bool IsChainPhrase(std::string_view tm) {
   return tm == kDuringHandling || tm == kDirectCause;
 }
 
-// Runs on every line, so it looks only at the few ':' of a message (each starter phrase ends with
-// one) and at the message's start, instead of searching for each phrase; and at the ':' only when
-// `colon_phrase` (LineMeta's) says one may end a phrase.
+// Runs on every line that MayStartEvent lets through, so it looks only at the few ':' of a message
+// (each starter phrase ends with one) and at the message's start, instead of searching for each
+// phrase; and at the ':' only when `colon_phrase` (LineMeta's) says one may end a phrase.
 bool IsBlockStart(std::string_view m, bool colon_phrase) {
   const std::string_view tm = TrimLeft(m);
   if (!tm.empty() && tm[0] == 't' && tm.substr(0, 31) == "terminate called after throwing") return true;

@@ -30,8 +30,9 @@ struct LineView {
   bool cut = false;
   uint64_t full_length = 0;  // length before cutting (terminator excluded)
   // Set when the framer looked at every byte of the line on its way to the newline; `flags`
-  // then describe the whole line (a cut line's dropped tail and a CR terminator included, so a
-  // reader may trust a flag that is false, not one that is true).
+  // then describe the whole line, a cut line's dropped tail and a CR terminator included. So a
+  // reader may trust what a flag rules out (`ascii` true: no byte >= 0x80; `maybe_ansi` or
+  // `colon_phrase` false: none there), not what it only allows.
   bool scanned = false;
   LineFlags flags;
 };

@@ -68,7 +68,8 @@ bool ParseSimpleJsonLine(std::string_view raw, JsonFields& out, std::string& scr
 class JsonLineParser {
  public:
   virtual ~JsonLineParser() = default;
-  // False when `raw` is not one well-formed JSON object.
+  // False when `raw` is not one well-formed JSON object. `out` must be as default-constructed
+  // (the simple-first parser does not clear it again).
   virtual bool Parse(std::string_view raw, JsonFields& out) = 0;
 };
 

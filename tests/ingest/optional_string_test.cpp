@@ -40,6 +40,11 @@ TEST(OptionalString, CopiesAndComparesLikeAnOptional) {
   OptionalString c(std::optional<std::string>("x"));
   EXPECT_EQ(c.ToOptional(), std::optional<std::string>("x"));
   EXPECT_EQ(OptionalString(std::nullopt).ToOptional(), std::nullopt);
+  // `= {}` empties it, as it does a std::optional (it reaches the const char* overload).
+  OptionalString e("x");
+  e = {};
+  EXPECT_FALSE(e);
+  EXPECT_FALSE(OptionalString(static_cast<const char*>(nullptr)));
   OptionalString d = std::move(c);
   EXPECT_TRUE(d == std::string_view("x"));
   c.swap(d);

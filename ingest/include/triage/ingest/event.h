@@ -24,7 +24,8 @@ class OptionalString {
   OptionalString(std::nullopt_t) {}  // NOLINT: converts like std::optional
   OptionalString(std::string value) : value_(std::move(value)), present_(true) {}  // NOLINT
   OptionalString(std::string_view value) : value_(value), present_(true) {}       // NOLINT
-  OptionalString(const char* value) : value_(value), present_(true) {}            // NOLINT
+  OptionalString(const char* value)  // NOLINT: null is absent, as `= {}` would make it
+      : value_(value ? value : ""), present_(value != nullptr) {}
   OptionalString(const std::optional<std::string>& value)                         // NOLINT
       : value_(value.value_or(std::string())), present_(value.has_value()) {}
   OptionalString(const OptionalString& other) : present_(other.present_) {
@@ -53,7 +54,11 @@ class OptionalString {
     return *this;
   }
   OptionalString& operator=(const std::string& value) { return *this = std::string_view(value); }
-  OptionalString& operator=(const char* value) { return *this = std::string_view(value); }
+  // `field = {}` lands here with a null pointer: absent, as with std::optional.
+  OptionalString& operator=(const char* value) {
+    if (value == nullptr) return *this = std::nullopt;
+    return *this = std::string_view(value);
+  }
 
   bool has_value() const { return present_; }
   explicit operator bool() const { return present_; }
