@@ -43,7 +43,7 @@ if [ -n "${INGEST_CPU:-}" ]; then PIN=(taskset -c "$INGEST_CPU"); fi
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)${INGEST_CPU:+, pinned to CPU $INGEST_CPU}"
 for f in "$TEXT" "$JSONL"; do
-  bytes=$(stat -c %s "$f")
+  bytes=$(stat -L -c %s "$f")
   cat "$f" > /dev/null  # warm the page cache
   echo
   echo "== $(basename "$f") ($bytes bytes)"
