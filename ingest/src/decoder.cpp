@@ -93,8 +93,15 @@ bool EqualsNoCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// The normal level names. A level is a pointer to one of them (nullptr: none), so that it is
+// passed around without copying and made a string without strlen.
+constexpr std::string_view kLevelNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
+using Level = const std::string_view*;
+constexpr Level kDebug = &kLevelNames[0], kInfo = &kLevelNames[1], kWarning = &kLevelNames[2],
+                kError = &kLevelNames[3], kCritical = &kLevelNames[4];
+
 // A level word to its normal name; nullptr when `w` is no level. `upper_only` refuses "info".
-const char* LevelName(std::string_view w, bool upper_only) {
+Level LevelName(std::string_view w, bool upper_only) {
   if (w.empty() || w.size() > 8) return nullptr;
   if (upper_only) {
     for (char c : w)
@@ -102,28 +109,28 @@ const char* LevelName(std::string_view w, bool upper_only) {
   }
   switch (Lower(w[0])) {
     case 'd':
-      if (EqualsNoCase(w, "debug")) return "DEBUG";
+      if (EqualsNoCase(w, "debug")) return kDebug;
       break;
     case 't':
-      if (EqualsNoCase(w, "trace")) return "DEBUG";
+      if (EqualsNoCase(w, "trace")) return kDebug;
       break;
     case 'i':
-      if (EqualsNoCase(w, "info")) return "INFO";
+      if (EqualsNoCase(w, "info")) return kInfo;
       break;
     case 'n':
-      if (EqualsNoCase(w, "notice")) return "INFO";
+      if (EqualsNoCase(w, "notice")) return kInfo;
       break;
     case 'w':
-      if (EqualsNoCase(w, "warning") || EqualsNoCase(w, "warn")) return "WARNING";
+      if (EqualsNoCase(w, "warning") || EqualsNoCase(w, "warn")) return kWarning;
       break;
     case 'e':
-      if (EqualsNoCase(w, "error") || EqualsNoCase(w, "err")) return "ERROR";
+      if (EqualsNoCase(w, "error") || EqualsNoCase(w, "err")) return kError;
       break;
     case 'c':
-      if (EqualsNoCase(w, "critical") || EqualsNoCase(w, "crit")) return "CRITICAL";
+      if (EqualsNoCase(w, "critical") || EqualsNoCase(w, "crit")) return kCritical;
       break;
     case 'f':
-      if (EqualsNoCase(w, "fatal")) return "CRITICAL";
+      if (EqualsNoCase(w, "fatal")) return kCritical;
       break;
     default:
       break;
@@ -131,34 +138,18 @@ const char* LevelName(std::string_view w, bool upper_only) {
   return nullptr;
 }
 
-// A normal level name (as LevelName and LevelLetter return them) as a view, without strlen.
-std::string_view LevelText(const char* level) {
-  switch (level[0]) {
-    case 'D':
-      return "DEBUG";
-    case 'I':
-      return "INFO";
-    case 'W':
-      return "WARNING";
-    case 'E':
-      return "ERROR";
-    default:
-      return "CRITICAL";
-  }
-}
-
-const char* LevelLetter(char c) {
+Level LevelLetter(char c) {
   switch (c) {
     case 'I':
-      return "INFO";
+      return kInfo;
     case 'W':
-      return "WARNING";
+      return kWarning;
     case 'E':
-      return "ERROR";
+      return kError;
     case 'F':
-      return "CRITICAL";
+      return kCritical;
     case 'D':
-      return "DEBUG";
+      return kDebug;
     default:
       return nullptr;
   }
@@ -201,13 +192,13 @@ struct Envelope {
   bool has_process = false;
   std::string_view host;
   std::string_view container;
-  const char* level = nullptr;
+  Level level = nullptr;
   char time[48];
   size_t time_len = 0;
   size_t msg = 0;  // offset of the message in the parsed text
   bool header = false;
 
-  void SetLevel(const char* l) {
+  void SetLevel(Level l) {
     if (l && !level) level = l;
     if (l) header = true;
   }
@@ -341,7 +332,7 @@ size_t AfterIso(std::string_view s, size_t e, Envelope& env) {
   if (StartsWithAt(s, e, " | ")) {
     size_t w = e + 3;
     size_t we = WordEnd(s, w);
-    const char* lvl = LevelName(s.substr(w, we - w), false);
+    Level lvl = LevelName(s.substr(w, we - w), false);
     if (lvl) {
       size_t b = SkipAll(s, we);
       if (At(s, b, '|')) {
@@ -362,7 +353,7 @@ size_t AfterIso(std::string_view s, size_t e, Envelope& env) {
     if (d != npos && d - n < 120) {
       size_t w = d + 3;
       size_t we = WordEnd(s, w);
-      const char* lvl = LevelName(s.substr(w, we - w), true);
+      Level lvl = LevelName(s.substr(w, we - w), true);
       if (lvl && StartsWithAt(s, we, " - ")) {
         env.SetLevel(lvl);
         return we + 3;
@@ -375,7 +366,7 @@ size_t AfterIso(std::string_view s, size_t e, Envelope& env) {
   // A level word after the timestamp (zap's "info", Ray's "INFO", "[ERROR]" handled by the loop).
   size_t we = WordEnd(s, w);
   if (we > w && (we == s.size() || IsSpace(s[we]) || s[we] == ':')) {
-    const char* lvl = LevelName(s.substr(w, we - w), false);
+    Level lvl = LevelName(s.substr(w, we - w), false);
     if (lvl) {
       env.SetLevel(lvl);
       size_t m = we;
@@ -464,7 +455,7 @@ size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
     }
   }
   // [INFO], [error]
-  if (const char* lvl = LevelName(in, false)) {
+  if (Level lvl = LevelName(in, false)) {
     env.SetLevel(lvl);
     return SkipOne(s, after);
   }
@@ -525,7 +516,7 @@ size_t ParseSyslog(std::string_view s, size_t i, Envelope& env) {
 }
 
 // vLLM: "INFO 05-26 07:50:26 [core.py:396] " (the [file:line] part optional).
-size_t ParseVllm(std::string_view s, size_t i, size_t we, const char* lvl, Envelope& env) {
+size_t ParseVllm(std::string_view s, size_t i, size_t we, Level lvl, Envelope& env) {
   size_t d = we + 1;
   if (!(Digits(s, d, 2) && At(s, d + 2, '-') && Digits(s, d + 3, 2) && At(s, d + 5, ' '))) return npos;
   Envelope clock;
@@ -551,7 +542,7 @@ size_t ParseVllm(std::string_view s, size_t i, size_t we, const char* lvl, Envel
 
 // glog/klog: "I0601 12:00:00.123456  1234 file.cc:12] "
 size_t ParseGlog(std::string_view s, size_t i, Envelope& env) {
-  const char* lvl = LevelLetter(s[i]);
+  Level lvl = LevelLetter(s[i]);
   size_t nd = MonthDayDigits(s, i + 1);
   if (!lvl || nd == 0 || !At(s, i + 1 + nd, ' ')) return npos;
   Envelope clock;
@@ -677,7 +668,7 @@ bool NcclLevel(std::string_view s, Envelope& env) {
   if (n == npos || n > 120) return false;
   size_t w = n + 6;
   size_t we = WordEnd(s, w);
-  const char* lvl = LevelName(s.substr(w, we - w), true);
+  Level lvl = LevelName(s.substr(w, we - w), true);
   if (!lvl) return false;
   env.SetLevel(lvl);
   return true;
@@ -841,7 +832,7 @@ struct Decoder::Impl {
         next = ParseSyslog(s, p, env);
         if (next == npos) {
           size_t we = WordEnd(s, p);
-          const char* lvl = LevelName(s.substr(p, we - p), true);
+          Level lvl = LevelName(s.substr(p, we - p), true);
           if (lvl && At(s, we, ' ')) next = ParseVllm(s, p, we, lvl, env);
           if (next == npos && lvl && At(s, we, ':')) {
             // "INFO:     msg", "ERROR:root:msg", "WARNING: msg"
@@ -906,7 +897,7 @@ struct Decoder::Impl {
   // Tries the line as a JSON object. On success fills the out-params and returns true. The line's
   // own time (f.time) is read later by JsonTime, and only when the message carries none: most
   // messages do, and theirs wins.
-  bool ParseJson(std::string_view raw, std::string_view& text, const char*& level, std::string_view& container,
+  bool ParseJson(std::string_view raw, std::string_view& text, Level& level, std::string_view& container,
                  JsonFields& f) {
     if (!json->Parse(raw, f)) return false;
     text = f.has_text ? f.text : raw;  // no message key: the object itself is the text
@@ -928,7 +919,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   out.json = false;
   meta.Reset();
   std::string_view raw = line.raw;
-  const char* json_level = nullptr;
+  Level json_level = nullptr;
   JsonFields json;
   std::string_view text = raw;
   std::string_view container;
@@ -975,7 +966,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   std::string_view message;
   im.ParsePlain(text, env, message);
   if (!env.has_time() && out.json && !json.time.empty()) Impl::JsonTime(json.time, env);
-  const char* level = json_level ? json_level : env.level;
+  const Level level = json_level ? json_level : env.level;
 
   out.message.assign(message.data(), message.size());
   // display: the text as a person reads it, valid UTF-8.
@@ -986,7 +977,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   }
   if (env.has_process) out.process = env.process;
   else out.process.reset();
-  if (level) out.level = LevelText(level);
+  if (level) out.level = *level;
   else out.level.reset();
   if (env.has_time()) out.time = std::string_view(env.time, env.time_len);
   else out.time.reset();
