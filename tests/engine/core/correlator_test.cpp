@@ -265,29 +265,29 @@ TEST(Correlator, TwoRanksOutOfMemoryAreTwoIncidents) {
   EXPECT_EQ(CountCause(incidents, "cuda.oom"), 2u);
 }
 
-TEST(Correlator, RankDeathJustBeforeALongTimeoutDoesNotExplainIt) {
-  // The peers of a rank that died waited from about its death: a wait of ten minutes that ends
-  // a second after an out-of-memory error of another rank was not started by it.
+// Rank 1 logs a step at `step_time` and dies of an out-of-memory error; rank 5's collective then
+// times out at 00:10:04 after a wait of ten minutes.
+std::vector<Incident> OomThenTimeout(const std::string& step_time) {
   Analyzer a(CausalRules(), Opts());
   auto before = Line(8, "INFO step 100", std::string("rank1"));
-  before.time = "--06-01T00:10:03";
+  before.time = step_time;
   a.Add(before, "train.log");
   a.Add(CudaOom(10, 1), "train.log");
   a.Add(Timeout(40, 5, "--06-01T00:10:04"), "train.log");
-  auto incidents = a.Finish();
+  return a.Finish();
+}
+
+TEST(Correlator, RankDeathJustBeforeALongTimeoutDoesNotExplainIt) {
+  // The peers of a rank that died waited from about its death: a wait of ten minutes that ends
+  // a second after an out-of-memory error of another rank was not started by it.
+  auto incidents = OomThenTimeout("--06-01T00:10:03");
   ASSERT_EQ(incidents.size(), 2u);
   EXPECT_EQ(CountCause(incidents, "cuda.oom"), 1u);
   EXPECT_EQ(CountCause(incidents, "nccl.failure.timeout"), 1u);
 }
 
 TEST(Correlator, RankDeathAsLongBeforeAsTheWaitExplainsTheTimeout) {
-  Analyzer a(CausalRules(), Opts());
-  auto before = Line(8, "INFO step 100", std::string("rank1"));
-  before.time = "--06-01T00:00:03";
-  a.Add(before, "train.log");
-  a.Add(CudaOom(10, 1), "train.log");
-  a.Add(Timeout(40, 5, "--06-01T00:10:04"), "train.log");
-  auto incidents = a.Finish();
+  auto incidents = OomThenTimeout("--06-01T00:00:03");
   ASSERT_EQ(incidents.size(), 1u);
   ASSERT_EQ(incidents[0].causes.size(), 1u);
   EXPECT_EQ(incidents[0].causes[0].cause, "cuda.oom");
