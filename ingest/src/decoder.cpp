@@ -646,10 +646,14 @@ bool ParseLogfmt(std::string_view s, size_t i, Envelope& env, std::string_view& 
   return any;
 }
 
-// docker-compose: "name  | " (the name padded with spaces).
-size_t ParseCompose(std::string_view s, size_t i, Envelope& env) {
-  size_t e = i;
-  while (e < s.size() && IsNameByte(s[e])) ++e;
+// The end of the run of name bytes (a compose service's, a systemd unit's) at s[i].
+size_t NameEnd(std::string_view s, size_t i) {
+  while (i < s.size() && IsNameByte(s[i])) ++i;
+  return i;
+}
+
+// docker-compose: "name  | " (the name padded with spaces); `e` is NameEnd(s, i).
+size_t ParseCompose(std::string_view s, size_t i, size_t e, Envelope& env) {
   if (e == i || e - i > 64) return npos;
   size_t b = e;
   while (b < s.size() && s[b] == ' ') ++b;
@@ -701,67 +705,6 @@ uint64_t ShapeHash(std::string_view env) {
 }
 
 }  // namespace
-
-namespace {
-
-// SWAR: a word with the high bit set in each byte of `w` that equals `c` (exact, no false
-// positives, so that the result can be trusted without a second look).
-inline uint64_t BytesEqual(uint64_t w, char c) {
-  constexpr uint64_t kLow = 0x7f7f7f7f7f7f7f7full;
-  uint64_t x = w ^ (0x0101010101010101ull * static_cast<unsigned char>(c));
-  return ~(((x & kLow) + kLow) | x | kLow);
-}
-
-}  // namespace
-
-LineScan ScanLine(std::string_view s) {
-  LineScan r;
-  const char* p = s.data();
-  size_t n = s.size();
-  size_t i = 0;
-  uint64_t high = 0, esc = 0, hash = 0;
-  bool rsyslog_escape = false;  // "#033[" seen
-#if defined(__SSE2__)
-  {
-    const __m128i k_esc = _mm_set1_epi8(0x1b);
-    const __m128i k_hash = _mm_set1_epi8('#');
-    __m128i acc_high = _mm_setzero_si128(), acc_esc = _mm_setzero_si128();
-    // '#' is common ("#new-token: 5" on every SGLang batch line): each one is checked where the
-    // block finds it, cheaper than a search of the whole line for "#033[" afterwards.
-    auto block = [&](size_t at) {
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
-      acc_high = _mm_or_si128(acc_high, v);
-      acc_esc = _mm_or_si128(acc_esc, _mm_cmpeq_epi8(v, k_esc));
-      for (unsigned m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, k_hash))); m != 0; m &= m - 1) {
-        if (StartsWithAt(s, at + static_cast<size_t>(__builtin_ctz(m)), "#033[")) rsyslog_escape = true;
-      }
-    };
-    for (; i + 16 <= n; i += 16) block(i);
-    if (i < n && n >= 16) {
-      block(n - 16);  // the rest as the line's last 16 bytes: bytes seen twice change nothing
-      i = n;
-    }
-    high = static_cast<uint64_t>(_mm_movemask_epi8(acc_high));
-    esc = static_cast<uint64_t>(_mm_movemask_epi8(acc_esc));
-  }
-#endif
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    high |= w & 0x8080808080808080ull;
-    esc |= BytesEqual(w, '\x1b');
-    hash |= BytesEqual(w, '#');
-  }
-  for (; i < n; ++i) {
-    unsigned char c = static_cast<unsigned char>(p[i]);
-    high |= c & 0x80;
-    esc |= c == 0x1b;
-    hash |= c == '#';
-  }
-  r.ascii = high == 0;
-  r.maybe_ansi = esc != 0 || rsyslog_escape || (hash != 0 && s.find("#033[") != npos);
-  return r;
-}
 
 uint64_t LineMeta::ComputeShape() const {
   if (!envelope.empty()) return ShapeHash(envelope);
@@ -843,7 +786,7 @@ struct Decoder::Impl {
       } else if (IsDigit(c)) {
         next = ParseIso(s, p, env);
         if (next != npos) next = AfterIso(s, next, env);
-        if (next == npos) next = ParseCompose(s, p, env);
+        if (next == npos) next = ParseCompose(s, p, NameEnd(s, p), env);
       } else if (IsUpper(c)) {
         next = ParseSyslog(s, p, env);
         if (next == npos) {
@@ -865,7 +808,7 @@ struct Decoder::Impl {
           }
         }
         if (next == npos && we_glog(s, p)) next = ParseGlog(s, p, env);
-        if (next == npos) next = ParseCompose(s, p, env);
+        if (next == npos) next = ParseCompose(s, p, NameEnd(s, p), env);
       } else if (IsLower(c)) {
         if (c == 's' && (StartsWithAt(s, p, "stderr:") || StartsWithAt(s, p, "stdout:"))) {
           next = SkipOne(s, p + 7);
@@ -881,10 +824,9 @@ struct Decoder::Impl {
         } else {
           // Both shapes start with a name; one that runs into ':' or '[' ("docker0:", "ts[3]")
           // or to the end is neither.
-          size_t e = p;
-          while (e < s.size() && IsNameByte(s[e])) ++e;
+          const size_t e = NameEnd(s, p);
           if (e < s.size() && s[e] != ':' && s[e] != '[') {
-            next = ParseCompose(s, p, env);
+            next = ParseCompose(s, p, e, env);
             if (next == npos) next = ParseJournald(s, p, env);
           }
         }
@@ -935,6 +877,11 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   out.json = false;
   meta.Reset();
   std::string_view raw = line.raw;
+  // "ASCII?", "any escape?", "a phrase's colon?": the framer answered them on its way to the
+  // newline, unless the line came in pieces; then the same scan reads the line now (it holds no
+  // newline, so the scan covers all of it).
+  LineFlags flags = line.flags;
+  if (!line.scanned) ScanToNewline(raw.data(), raw.data() + raw.size(), &flags);
   Level json_level = nullptr;
   JsonFields json;
   std::string_view text = raw;
@@ -958,11 +905,8 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
     text_valid = true;
     maybe_ansi = json.unicode_escapes || text.find("#033[") != npos;
   } else {
-    // "ASCII?" and "any escape?": the framer answered both on its way to the newline, unless
-    // the line came in pieces; then one pass over the line does.
-    LineScan scan = line.scanned ? LineScan{line.flags.ascii, line.flags.maybe_ansi} : ScanLine(raw);
-    meta.valid_utf8 = scan.ascii || IsValidUtf8(raw);
-    maybe_ansi = text.data() == raw.data() ? scan.maybe_ansi : true;
+    meta.valid_utf8 = flags.ascii || IsValidUtf8(raw);
+    maybe_ansi = text.data() == raw.data() ? flags.maybe_ansi : true;
     text_valid = text.data() == raw.data() && text.size() == raw.size() && meta.valid_utf8;
   }
   // Whether the message's bytes are bytes of the raw line, in order and with nothing removed
@@ -1008,12 +952,12 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   size_t ind = 0;
   while (ind < message.size() && IsSpace(message[ind])) ++ind;
   meta.indent = ind;
-  // The framer's flags are about the raw line: they hold for the message when its bytes are the
+  // The flags are about the raw line: they hold for the message when its bytes are the
   // raw line's (and the message is `text`'s, not an unescaped logfmt value).
   const auto at = [](const char* c) { return reinterpret_cast<uintptr_t>(c); };
-  if (line.scanned && raw_bytes && at(message.data()) >= at(text.data()) &&
+  if (raw_bytes && at(message.data()) >= at(text.data()) &&
       at(message.data()) + message.size() <= at(text.data()) + text.size())
-    meta.colon_phrase = line.flags.colon_phrase;
+    meta.colon_phrase = flags.colon_phrase;
 }
 
 }  // namespace triage::ingest::detail

@@ -82,11 +82,6 @@ class Decoder {
 // Removes ANSI CSI/OSC escapes and rsyslog's "#033[...m" form; appends the result to `out`.
 void StripAnsi(std::string_view s, std::string& out);
 bool HasAnsi(std::string_view s);
-struct LineScan {
-  bool ascii = true;        // no byte >= 0x80
-  bool maybe_ansi = false;  // an ESC byte or "#033[" somewhere
-};
-LineScan ScanLine(std::string_view s);
 // True when `s` is valid UTF-8 (fast path for ASCII).
 bool FastValidUtf8(std::string_view s);
 

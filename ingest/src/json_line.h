@@ -59,10 +59,11 @@ class JsonFieldPicker {
 
 // The common shape of a JSON log line, read without simdjson: one object whose values are all
 // strings, with ASCII bytes only, keys without escapes and no surrogate escapes in the values
-// (docker's json-file lines, most loggers' JSON). Fills `out`, which must be as default-
-// constructed, as JsonLineParser::Parse would and returns true; false means "not this shape" (a number, a nested value, a non-ASCII byte, a
-// malformed line...), which the full parser then decides. Values with escapes are unescaped
-// into `scratch`; the views in `out` point into `raw` or `scratch`.
+// (docker's json-file lines, most loggers' JSON). Fills `out`, which must be as
+// default-constructed, as JsonLineParser::Parse would and returns true; false means "not this
+// shape" (a number, a nested value, a non-ASCII byte, a malformed line...), which the full
+// parser then decides. Values with escapes are unescaped into `scratch`; the views in `out`
+// point into `raw` or `scratch`.
 bool ParseSimpleJsonLine(std::string_view raw, JsonFields& out, std::string& scratch);
 
 class JsonLineParser {

@@ -15,8 +15,8 @@ struct LineFlags {
 };
 
 // Finds the '\n' that ends the line starting at `p` (nullptr when none comes before `end`) and,
-// in the same pass, fills `flags` for the bytes before it (left as they were when there is no
-// newline).
+// in the same pass, fills `flags` for the bytes before it (all of them up to `end` when there is
+// no newline).
 const char* ScanToNewline(const char* p, const char* end, LineFlags* flags);
 
 // The portable kernel of ScanToNewline (SSE2 on x86-64), for tests that compare the kernels.

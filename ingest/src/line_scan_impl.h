@@ -79,6 +79,7 @@ inline const char* ScanTail(const char* p, size_t n, size_t i, ScanState& st, Li
     st.prev_ou = ((st.prev_ou >> 1) & 1) | (IsOu(static_cast<char>(c)) ? 2 : 0);
     st.prev_rtn = IsRtn(static_cast<char>(c)) ? 1 : 0;
   }
+  st.Done(flags);
   return nullptr;
 }
 

@@ -44,7 +44,11 @@ void ExpectKernel(ScanFn scan, const std::string& buf, const char* name) {
     LineFlags got;
     const char* nl = scan(rest.data(), rest.data() + rest.size(), &got);
     if (want.newline == std::string_view::npos) {
+      // No newline: the flags are about every byte up to the end.
       ASSERT_EQ(nl, nullptr) << name << " at " << start;
+      ASSERT_EQ(got.ascii, want.flags.ascii) << name << " at " << start;
+      ASSERT_EQ(got.maybe_ansi, want.flags.maybe_ansi) << name << " at " << start;
+      ASSERT_EQ(got.colon_phrase, want.flags.colon_phrase) << name << " at " << start;
       continue;
     }
     ASSERT_NE(nl, nullptr) << name << " at " << start;
