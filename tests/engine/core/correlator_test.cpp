@@ -224,6 +224,16 @@ std::shared_ptr<const RuleSet> CausalRules() {
   return LoadRules({testing::DataDir("rules"), testing::DataDir("causal")}).rules;
 }
 
+// One incident, of one cause, that explains one symptom.
+void ExpectOneCauseWithOneSymptom(const std::vector<Incident>& incidents, const std::string& cause,
+                                  const std::string& symptom) {
+  ASSERT_EQ(incidents.size(), 1u);
+  ASSERT_EQ(incidents[0].causes.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].cause, cause);
+  ASSERT_EQ(incidents[0].causes[0].symptoms.size(), 1u);
+  EXPECT_EQ(incidents[0].causes[0].symptoms[0].cause, symptom);
+}
+
 size_t CountCause(const std::vector<Incident>& incidents, const std::string& id) {
   size_t n = 0;
   for (const auto& inc : incidents) n += HasCause(inc, id);
@@ -249,11 +259,7 @@ TEST(Correlator, XidThenThreeRanksTimingOutIsOneIncident) {
   a.Add(Timeout(42, 5, "--06-01T00:10:04.2"), "train.log");
   a.Add(Timeout(44, 7, "--06-01T00:10:04.3"), "train.log");
   auto incidents = a.Finish();
-  ASSERT_EQ(incidents.size(), 1u);
-  ASSERT_EQ(incidents[0].causes.size(), 1u);
-  EXPECT_EQ(incidents[0].causes[0].cause, "gpu.hardware_fault");
-  ASSERT_EQ(incidents[0].causes[0].symptoms.size(), 1u);
-  EXPECT_EQ(incidents[0].causes[0].symptoms[0].cause, "nccl.failure.timeout");
+  ExpectOneCauseWithOneSymptom(incidents, "gpu.hardware_fault", "nccl.failure.timeout");
 }
 
 TEST(Correlator, TwoRanksOutOfMemoryAreTwoIncidents) {
@@ -288,11 +294,7 @@ TEST(Correlator, RankDeathJustBeforeALongTimeoutDoesNotExplainIt) {
 
 TEST(Correlator, RankDeathAsLongBeforeAsTheWaitExplainsTheTimeout) {
   auto incidents = OomThenTimeout("--06-01T00:00:03");
-  ASSERT_EQ(incidents.size(), 1u);
-  ASSERT_EQ(incidents[0].causes.size(), 1u);
-  EXPECT_EQ(incidents[0].causes[0].cause, "cuda.oom");
-  ASSERT_EQ(incidents[0].causes[0].symptoms.size(), 1u);
-  EXPECT_EQ(incidents[0].causes[0].symptoms[0].cause, "nccl.failure.timeout");
+  ExpectOneCauseWithOneSymptom(incidents, "cuda.oom", "nccl.failure.timeout");
 }
 
 TEST(Correlator, UnrelatedFailuresOfTwoProcessesCloseTogetherAreTwoIncidents) {
