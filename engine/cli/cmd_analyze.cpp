@@ -125,6 +125,7 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
   // The literal prefilter: a line no signature can match is framed and counted, not decoded.
   rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
   uint64_t last = 0;
+  ingest::IngestCounters counters;
   Status st = ingest::IngestSource(
       **src, source_id, io,
       [&](ingest::Event&& ev) {
@@ -135,7 +136,10 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
       [&](uint64_t bytes) {
         progress.Add(bytes - last);
         last = bytes;
-      });
+      },
+      &counters);
+  // A source that could not be read to its end did not end with what was read of it.
+  if (st.ok()) analyzer.EndSource(source_id, counters.lines);
   for (auto& i : analyzer.Finish()) out.incidents.push_back(std::move(i));
   std::stable_sort(out.incidents.begin(), out.incidents.end(),
                    [](const core::Incident& a, const core::Incident& b) {
@@ -265,8 +269,9 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
       pos += used;
     }
     stream.Finish();
-    for (auto& i : analyzer.Finish()) part.incidents.push_back(std::move(i));
     part.cut_short = reader.cut_short();
+    if (k + 1 == n && !part.cut_short) analyzer.EndSource(source_id, stream.counters().lines);
+    for (auto& i : analyzer.Finish()) part.incidents.push_back(std::move(i));
   };
   std::vector<std::thread> pool;
   for (size_t k = 1; k < n; ++k) pool.emplace_back(run, k);

@@ -102,6 +102,7 @@ int Test(const std::shared_ptr<const core::RuleSet>& rules, const std::string& p
   core::Analyzer analyzer(rules, {});
   std::cout << "Signature hits in " << name << ":\n";
   // Every line is decoded here (no prefilter), so that a rule is tested on what it sees.
+  ingest::IngestCounters counters;
   Status st = ingest::IngestSource(**src, 0, {}, [&](ingest::Event&& ev) {
     ++events;
     for (const auto& h : rules->Match(ev)) {
@@ -127,11 +128,12 @@ int Test(const std::shared_ptr<const core::RuleSet>& rules, const std::string& p
       std::cout << "\n";
     }
     analyzer.Add(ev, name);
-  });
+  }, {}, &counters);
   if (!st.ok()) {
     PrintError(path, st.message());
     return kExitUsage;
   }
+  analyzer.EndSource(0, counters.lines);
   std::cout << events << " events, " << hits_total << " hits\n\nCauses these hits support:\n";
   bool any = false;
   for (const auto& c : rules->causes()) {

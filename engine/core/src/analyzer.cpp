@@ -193,6 +193,8 @@ struct Analyzer::Impl {
     std::string stream;
     std::optional<double> time;
     ingest::OptionalString time_text;
+    std::string host;            // the host its line named, if any
+    bool low_level = false;      // logged as a warning or lower
   };
 
   std::shared_ptr<const RuleSet> rules;
@@ -203,6 +205,7 @@ struct Analyzer::Impl {
   std::deque<Pending> pending;
   std::map<std::string, std::string> pid_stream;              // pid -> stream
   std::map<uint32_t, double> source_clock;  // the last clock (ParseClock) each source showed
+  std::map<uint32_t, uint64_t> last_benign_line;  // per source: the last line that showed work
   std::vector<Incident> closed;
   uint64_t event_seq = 0;
   size_t max_hits_per_window = 2000;
@@ -316,23 +319,15 @@ struct Analyzer::Impl {
     std::optional<double> waited;      // seconds a timed-out wait had run (a `ran_ms` capture)
   };
 
-  // A fault of the device or of the link strikes a collective while it runs; anything else that
-  // explains a timed-out wait ends a process, and its peers wait from about then.
-  static bool StrikesInFlight(const std::string& cause) {
-    auto under = [&](std::string_view id) {
-      return cause == id || (cause.size() > id.size() && cause.compare(0, id.size(), id) == 0 &&
-                             cause[id.size()] == '.');
-    };
-    return under("gpu.hardware_fault") || under("nccl.failure");
-  }
-
   // Whether a cause seen at `cause_clock` can have made a wait that timed out at `f.clock`
-  // after `f.waited` seconds: a fault in flight, any time up to the timeout; a peer's death, about
-  // as long before as the wait ran (half of it, for slack). Unknown times do not refute it.
-  static bool InTime(const std::string& cause, std::optional<double> cause_clock,
+  // after `f.waited` seconds: a fault that strikes a collective in flight (the rule's
+  // `strikes_in_flight`: a sick device, a broken link), any time up to the timeout; a peer's
+  // death, about as long before as the wait ran (half of it, for slack). Unknown times do not
+  // refute it.
+  static bool InTime(const CauseRule& cause, std::optional<double> cause_clock,
                      const FailureFacts& f) {
     if (!f.waited || !f.clock || !cause_clock) return true;
-    if (StrikesInFlight(cause)) return *cause_clock <= *f.clock + kJoinSeconds;
+    if (cause.strikes_in_flight) return *cause_clock <= *f.clock + kJoinSeconds;
     return *cause_clock <= *f.clock - *f.waited / 2;
   }
 
@@ -385,7 +380,7 @@ struct Analyzer::Impl {
       for (const auto* ids : {&ca.requires_any, &ca.requires_all})
         for (const auto& id : *ids) own.insert(rules->FindSignature(id));
       for (const auto& h : w.hits)
-        if (own.count(h.hit.signature) && InTime(ca.id, h.clock, f)) return true;
+        if (own.count(h.hit.signature) && InTime(ca, h.clock, f)) return true;
     }
     return false;
   }
@@ -518,6 +513,7 @@ struct Analyzer::Impl {
                     pending.end());
     }
     if (benign && !fatal && !traceback_failure) Benign(stream);
+    if (benign) last_benign_line[ev.source] = std::max(last_benign_line[ev.source], ev.last_line);
 
     const std::string source(source_name);
     auto display = [&](size_t k) -> std::string {
@@ -555,7 +551,8 @@ struct Analyzer::Impl {
           if (open->hits.size() < max_hits_per_window) open->hits.push_back(record(h, false));
           Touch(*open, h.line, h.line, ev.time, t);
         } else {
-          pending.push_back({record(h, false), ev.source, stream, t, ev.time});
+          pending.push_back({record(h, false), ev.source, stream, t, ev.time,
+                             ev.host ? *ev.host : std::string(), low_level});
           if (pending.size() > 4096) pending.pop_front();
         }
       }
@@ -662,6 +659,58 @@ struct Analyzer::Impl {
                hits.end());
   }
 
+  // How close to a source's end an error line must be for the source to end with it: the lines
+  // a crash prints after its error (the failing call, the device, a shell prompt) fit in this.
+  static constexpr uint64_t kTailLines = 6;
+
+  // The end of a source whose last words are an error (TAXONOMY.md: an input that ends with an
+  // error line and nothing after it is a failure; a log's tail, one line pasted from a report):
+  // the signals at its end, not logged as warnings and not followed by a line that shows the
+  // process at work, become a failure, with the signals shortly before it.
+  void EndSource(uint32_t source_id, uint64_t last_line) {
+    const Pending* tail = nullptr;
+    for (const auto& p : pending)
+      if (p.source_id == source_id && !p.low_level && p.rec.hit.line + kTailLines >= last_line &&
+          !rules->signatures()[size_t(p.rec.hit.signature)].hint &&
+          (!tail || p.rec.hit.line >= tail->rec.hit.line))
+        tail = &p;
+    if (!tail) return;
+    if (auto b = last_benign_line.find(source_id); b != last_benign_line.end() &&
+                                                   b->second > tail->rec.hit.line)
+      return;
+    const uint64_t tail_line = tail->rec.hit.line;
+    windows.emplace_back();
+    Window& w = windows.back();
+    w.source = tail->rec.source;
+    w.source_id = source_id;
+    w.host = tail->host.empty() ? (options.host.empty() ? default_host : options.host) : tail->host;
+    detail::FailureRecord f;
+    f.source = tail->rec.source;
+    f.event = tail->rec.event;
+    f.stream = tail->stream;
+    f.definitive = true;
+    f.line = tail_line;
+    f.text = tail->rec.text;
+    f.terminal = tail->rec.text;
+    for (auto p = pending.begin(); p != pending.end();) {
+      const uint64_t line = p->rec.hit.line;
+      const uint64_t reach = p->stream == f.stream ? kSignalLines : kJoinLines;
+      if (p->source_id != source_id || line > tail_line || tail_line - line > reach) {
+        ++p;
+        continue;
+      }
+      // The lines of the end itself are the failure's own; earlier ones are signals before it.
+      p->rec.in_failure = !p->low_level && line + kTailLines >= tail_line;
+      Touch(w, line, line, p->time_text, p->time);
+      if (w.hits.size() < max_hits_per_window) w.hits.push_back(std::move(p->rec));
+      p = pending.erase(p);
+    }
+    w.failures.push_back(std::move(f));
+    w.ended_streams[w.failures.back().stream] = tail_line;
+    w.definitive = true;
+    w.last_failure_line = tail_line;
+  }
+
   void CloseIdle(uint32_t source_id, uint64_t line) {
     for (auto& w : windows)
       if (!w.definitive && w.source_id == source_id && line > w.tentative_line + kConfirmLines)
@@ -696,6 +745,10 @@ void Analyzer::Add(const ingest::Event& event, std::string_view source_name) {
   if (!impl_->rules) return;
   if (impl_->options.service.empty()) impl_->options.service = ServiceFromSourceName(source_name);
   impl_->Add(event, source_name);
+}
+
+void Analyzer::EndSource(uint32_t source_id, uint64_t last_line) {
+  if (impl_->rules) impl_->EndSource(source_id, last_line);
 }
 
 std::vector<Incident> Analyzer::TakeClosed() {

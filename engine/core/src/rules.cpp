@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <toml++/toml.h>
 
@@ -80,6 +81,16 @@ RuleSet::~RuleSet() = default;
 int RuleSet::FindSignature(std::string_view id) const {
   auto it = signature_index_.find(id);
   return it == signature_index_.end() ? -1 : it->second;
+}
+
+std::string RuleSet::TaxonomyIdOf(std::string_view cause_id) const {
+  std::string_view best;
+  for (const auto& t : taxonomy_) {
+    const bool under = cause_id == t || (cause_id.size() > t.size() && cause_id.compare(0, t.size(), t) == 0 &&
+                                         cause_id[t.size()] == '.');
+    if (under && t.size() > best.size()) best = t;
+  }
+  return std::string(best.empty() ? cause_id : best);
 }
 
 int RuleSet::FindCause(std::string_view id) const {
@@ -186,6 +197,7 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
       if (size_t(g) < names.size() && !names[size_t(g)].empty() && sub[size_t(g)].data())
         hit.captures[names[size_t(g)]] = std::string(sub[size_t(g)].data(), sub[size_t(g)].size());
     }
+    for (const auto& [k, v] : rule.fixed_captures) hit.captures.emplace(k, v);
     out.push_back(std::move(hit));
   }
 }
@@ -305,6 +317,9 @@ class RuleSetBuilder {
 
   bool ReadSignature(const std::string& file, const toml::table& t, SignatureRule& out);
   bool ReadCause(const std::string& file, const toml::table& t, CauseRule& out, CauseRefs& refs);
+  void ReadVocabulary(const std::string& file, const toml::table& root);
+  void AddSignature(SignatureRule s);
+  void AddCause(CauseRule c, CauseRefs refs);
 
   // Typed getters: they report a wrong type and return false.
   bool GetString(const std::string& file, const toml::table& t, std::string_view key,
@@ -404,7 +419,8 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
   s.line = line;
   bool ok = CheckKeys(file, t, "signature",
                       {"id", "pattern", "literal", "scope", "strength", "fatal", "benign",
-                       "restart", "description", "examples"});
+                       "restart", "hint", "description", "examples"});
+  ok &= GetBool(file, t, "hint", s.hint);
   ok &= GetString(file, t, "id", s.id, true, line);
   ok &= GetString(file, t, "pattern", s.pattern, true, line);
   std::string literal;
@@ -481,7 +497,9 @@ bool RuleSetBuilder::ReadCause(const std::string& file, const toml::table& t, Ca
   c.line = line;
   bool ok = CheckKeys(file, t, "cause",
                       {"id", "title", "remedy", "requires", "explains", "prior", "fingerprint",
-                       "verify", "description"});
+                       "verify", "strikes_in_flight", "defers_to", "description"});
+  ok &= GetBool(file, t, "strikes_in_flight", c.strikes_in_flight);
+  if (const toml::node* n = t.get("defers_to")) ok &= GetStringArray(file, *n, "defers_to", c.defers_to);
   ok &= GetString(file, t, "id", c.id, true, line);
   ok &= GetString(file, t, "title", c.title, true, line);
   ok &= GetString(file, t, "remedy", c.remedy, true, line);
@@ -569,15 +587,18 @@ void RuleSetBuilder::LoadFile(const std::string& path) {
   set_->files_.push_back(path);
   const toml::table& root = res.table();
   RuleSet& rs = *set_;
+  if (root.get("vocabulary") || root.get("row")) ReadVocabulary(path, root);
   for (auto&& [k, v] : root) {
     std::string_view key = k.str();
     const int kl = int(k.source().begin.line);
+    if (key == "vocabulary" || key == "row") continue;  // ReadVocabulary's
     static const std::set<std::string_view> kKnown = {"signature", "cause", "arch",
-                                                      "library_minimum", "driver_minimum"};
+                                                      "library_minimum", "driver_minimum",
+                                                      "taxonomy"};
     if (!kKnown.count(key)) {
       Fault(path, kl, "unknown top-level entry '" + std::string(key) +
                           "' (expected [[signature]], [[cause]], [[arch]], [[library_minimum]], "
-                          "[[driver_minimum]])");
+                          "[[driver_minimum]], [[taxonomy]], or a [vocabulary] with [[row]]s)");
       continue;
     }
     const toml::array* arr = v.as_array();
@@ -596,26 +617,20 @@ void RuleSetBuilder::LoadFile(const std::string& path) {
       if (key == "signature") {
         SignatureRule s;
         if (!ReadSignature(path, *t, s)) continue;
-        auto it = rs.signature_index_.find(s.id);
-        if (it != rs.signature_index_.end()) {
-          rs.signatures_[size_t(it->second)] = std::move(s);
-        } else {
-          rs.signature_index_[s.id] = int(rs.signatures_.size());
-          rs.signatures_.push_back(std::move(s));
-        }
+        AddSignature(std::move(s));
       } else if (key == "cause") {
         CauseRule c;
         CauseRefs refs;
         if (!ReadCause(path, *t, c, refs)) continue;
-        auto it = rs.cause_index_.find(c.id);
-        if (it != rs.cause_index_.end()) {
-          rs.causes_[size_t(it->second)] = std::move(c);
-          cause_refs_[size_t(it->second)] = refs;
-        } else {
-          rs.cause_index_[c.id] = int(rs.causes_.size());
-          rs.causes_.push_back(std::move(c));
-          cause_refs_.push_back(refs);
-        }
+        AddCause(std::move(c), refs);
+      } else if (key == "taxonomy") {
+        std::string id;
+        bool ok = CheckKeys(path, *t, "taxonomy", {"id", "title", "description"});
+        ok &= GetString(path, *t, "id", id, true, tl);
+        std::string title;
+        ok &= GetString(path, *t, "title", title, false, tl);
+        if (ok && std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), id) == rs.taxonomy_.end())
+          rs.taxonomy_.push_back(id);
       } else if (key == "arch") {
         ArchEntry a;
         a.file = path;
@@ -662,6 +677,283 @@ void RuleSetBuilder::LoadFile(const std::string& path) {
   }
 }
 
+void RuleSetBuilder::AddSignature(SignatureRule s) {
+  RuleSet& rs = *set_;
+  auto it = rs.signature_index_.find(s.id);
+  if (it != rs.signature_index_.end()) {
+    rs.signatures_[size_t(it->second)] = std::move(s);
+  } else {
+    rs.signature_index_[s.id] = int(rs.signatures_.size());
+    rs.signatures_.push_back(std::move(s));
+  }
+}
+
+void RuleSetBuilder::AddCause(CauseRule c, CauseRefs refs) {
+  RuleSet& rs = *set_;
+  auto it = rs.cause_index_.find(c.id);
+  if (it != rs.cause_index_.end()) {
+    rs.causes_[size_t(it->second)] = std::move(c);
+    cause_refs_[size_t(it->second)] = refs;
+  } else {
+    rs.cause_index_[c.id] = int(rs.causes_.size());
+    rs.causes_.push_back(std::move(c));
+    cause_refs_.push_back(refs);
+  }
+}
+
+namespace {
+
+bool IsWordByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// A literal piece of a form or a row value, as a regex: every blank run matches any run of
+// blanks, everything else stands for itself.
+std::string LiteralRegex(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == ' ' || text[i] == '\t') {
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+      out += "\\s+";
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != '\t') ++j;
+    out += RE2::QuoteMeta(re2::StringPiece(text.data() + i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// A value as a whole word where its ends are word characters (`\b` would refuse "Xid 79," at
+// a non-word end).
+std::string WordRegex(std::string_view value) {
+  std::string out;
+  if (!value.empty() && IsWordByte(value.front())) out += "\\b";
+  out += LiteralRegex(value);
+  if (!value.empty() && IsWordByte(value.back())) out += "\\b";
+  return out;
+}
+
+struct RenderedForm {
+  std::string regex;
+  std::string sample;  // the form as a log would show it ({*} as "x", {#} as "1")
+};
+
+// One form of one row: nullopt when it names a value the row lacks. `bad` gets a placeholder
+// the format does not know.
+std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRow& row,
+                                       std::string& bad) {
+  RenderedForm out;
+  std::string literal;
+  auto flush = [&] {
+    out.regex += LiteralRegex(literal);
+    out.sample += literal;
+    literal.clear();
+  };
+  for (size_t i = 0; i < form.size();) {
+    if (form[i] != '{') {
+      literal += form[i++];
+      continue;
+    }
+    const size_t close = form.find('}', i);
+    if (close == std::string_view::npos) {
+      literal += form[i++];
+      continue;
+    }
+    const std::string_view name = form.substr(i + 1, close - i - 1);
+    const std::string* value = nullptr;
+    if (name == "name") value = &row.name;
+    else if (name == "code") value = &row.code;
+    else if (name == "text") value = &row.text;
+    flush();
+    if (value) {
+      if (value->empty()) return std::nullopt;
+      out.regex += name == "text" ? LiteralRegex(*value) : WordRegex(*value);
+      out.sample += *value;
+    } else if (name == "*") {
+      out.regex += ".*?";
+      out.sample += "x";
+    } else if (name == "#") {
+      out.regex += "-?\\d+";
+      out.sample += "1";
+    } else {
+      bad = std::string(name);
+      return std::nullopt;
+    }
+    i = close + 1;
+  }
+  flush();
+  if (out.regex.empty()) return std::nullopt;
+  return out;
+}
+
+bool IsTableId(std::string_view id) {
+  if (id.empty()) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+}  // namespace
+
+// A vocabulary table (docs/vocabularies.md): each row becomes a signature, the rows of one
+// taxonomy id one cause. Faults name the row's line and skip the row, or the whole table when
+// its header is unusable.
+void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& root) {
+  const toml::node* head = root.get("vocabulary");
+  if (!head || !head->is_table()) {
+    Fault(file, head ? LineOf(*head) : 1,
+          "[[row]] entries need one [vocabulary] table naming the list they come from");
+    return;
+  }
+  const toml::table& h = *head->as_table();
+  const int hl = LineOf(*head);
+  VocabularyTable table;
+  table.file = file;
+  table.line = hl;
+  std::vector<std::string> forms;
+  std::string scope = "any";
+  double strength = 0.6, prior = 0.5;
+  bool fatal = false, ignore_case = false, defers = true;
+  bool ok = CheckKeys(file, h, "vocabulary",
+                      {"id", "title", "source", "source_url", "version", "forms", "scope",
+                       "strength", "prior", "fatal", "ignore_case", "defers_to", "description"});
+  ok &= GetString(file, h, "id", table.id, true, hl);
+  ok &= GetString(file, h, "title", table.title, true, hl);
+  ok &= GetString(file, h, "source", table.source, true, hl);
+  ok &= GetString(file, h, "source_url", table.source_url, true, hl);
+  ok &= GetString(file, h, "version", table.version, true, hl);
+  ok &= GetString(file, h, "scope", scope, false, hl);
+  ok &= GetDouble(file, h, "strength", strength);
+  ok &= GetDouble(file, h, "prior", prior);
+  ok &= GetBool(file, h, "fatal", fatal);
+  ok &= GetBool(file, h, "ignore_case", ignore_case);
+  ok &= GetBool(file, h, "defers_to", defers);
+  if (const toml::node* n = h.get("forms")) ok &= GetStringArray(file, *n, "forms", forms);
+  if (ok && !IsTableId(table.id)) {
+    Fault(file, hl, "vocabulary id '" + table.id + "' must be lower-case letters, digits and _");
+    ok = false;
+  }
+  ScopeKind kind = ScopeKind::kAny;
+  if (scope == "line") kind = ScopeKind::kLine;
+  else if (scope == "traceback") kind = ScopeKind::kTraceback;
+  else if (scope == "block") kind = ScopeKind::kBlock;
+  else if (scope != "any") {
+    Fault(file, hl, "vocabulary scope must be one of any, line, traceback, block (not '" + scope + "')");
+    ok = false;
+  }
+  if (std::any_of(set_->vocabularies_.begin(), set_->vocabularies_.end(),
+                  [&](const VocabularyTable& t) { return t.id == table.id && t.file != file; })) {
+    // A later folder's table of the same id replaces the earlier one, as rules do.
+    auto& v = set_->vocabularies_;
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const VocabularyTable& t) { return t.id == table.id; }),
+            v.end());
+  }
+  if (!ok) return;
+
+  const toml::node* rows_node = root.get("row");
+  const toml::array* rows = rows_node ? rows_node->as_array() : nullptr;
+  if (!rows) {
+    Fault(file, hl, "vocabulary '" + table.id + "' has no [[row]] entries");
+    return;
+  }
+  std::map<std::string, CauseRule> causes;  // taxonomy id -> the cause its rows support
+  std::set<std::string> names;
+  for (const auto& e : *rows) {
+    const toml::table* t = e.as_table();
+    if (!t) {
+      Fault(file, LineOf(e), "'row' entries must be tables");
+      continue;
+    }
+    const int rl = int(t->source().begin.line);
+    VocabularyRow row;
+    row.line = rl;
+    std::vector<std::string> row_forms = forms;
+    double row_strength = strength;
+    bool row_fatal = fatal;
+    bool rok = CheckKeys(file, *t, "row",
+                         {"name", "code", "text", "cause", "remedy", "forms", "fatal", "strength",
+                          "description"});
+    rok &= GetString(file, *t, "name", row.name, true, rl);
+    rok &= GetString(file, *t, "code", row.code, false, rl);
+    rok &= GetString(file, *t, "text", row.text, false, rl);
+    rok &= GetString(file, *t, "cause", row.cause, true, rl);
+    rok &= GetString(file, *t, "remedy", row.remedy, false, rl);
+    rok &= GetDouble(file, *t, "strength", row_strength);
+    rok &= GetBool(file, *t, "fatal", row_fatal);
+    if (const toml::node* n = t->get("forms")) rok &= GetStringArray(file, *n, "forms", row_forms);
+    if (!rok) continue;
+    if (!names.insert(row.name).second) {
+      Fault(file, rl, "vocabulary '" + table.id + "': row '" + row.name + "' appears twice");
+      continue;
+    }
+    const bool unclassified = row.cause == "unclassified";
+    if (!unclassified && row.remedy.empty()) {
+      Fault(file, rl, "vocabulary '" + table.id + "': row '" + row.name + "' needs a remedy");
+      continue;
+    }
+    std::string alternatives;
+    std::string bad;
+    for (const auto& f : row_forms) {
+      auto r = RenderForm(f, row, bad);
+      if (!bad.empty()) break;
+      if (!r) continue;
+      if (std::find(row.samples.begin(), row.samples.end(), r->sample) != row.samples.end()) continue;
+      alternatives += (alternatives.empty() ? "" : "|") + ("(?:" + r->regex + ")");
+      row.samples.push_back(r->sample);
+    }
+    if (!bad.empty()) {
+      Fault(file, rl, "vocabulary '" + table.id + "': unknown placeholder {" + bad + "} in a form");
+      continue;
+    }
+    if (alternatives.empty()) {
+      Fault(file, rl, "vocabulary '" + table.id + "': row '" + row.name + "' yields no pattern (no form names a value it has)");
+      continue;
+    }
+    SignatureRule s;
+    s.id = "vocab." + table.id + "." + row.name;
+    s.pattern = (ignore_case ? "(?i)" : "") + alternatives;
+    RE2 re(s.pattern, MatchOptions());
+    if (!re.ok()) {
+      Fault(file, rl, "vocabulary '" + table.id + "': row '" + row.name + "' gives a pattern that does not compile: " + re.error());
+      continue;
+    }
+    s.literals = DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral);
+    s.kind = kind;
+    s.strength = row_strength;
+    s.fatal = row_fatal;
+    s.vocabulary = table.id;
+    s.fixed_captures["code_name"] = row.name;
+    s.fixed_captures["error_text"] = row.text.empty() ? row.name : row.text;
+    if (!row.code.empty()) s.fixed_captures["code"] = row.code;
+    if (!row.remedy.empty()) s.fixed_captures["vocab_remedy"] = row.remedy;
+    s.file = file;
+    s.line = rl;
+    if (!unclassified) {
+      CauseRule& c = causes[row.cause];
+      if (c.id.empty()) {
+        c.id = row.cause + ".vocab_" + table.id;
+        c.title = table.title;
+        c.remedy = "{vocab_remedy}";
+        c.prior = prior;
+        c.fingerprint = {"code_name"};
+        if (defers) c.defers_to = {row.cause};
+        c.file = file;
+        c.line = rl;
+      }
+      c.requires_any.push_back(s.id);
+    }
+    row.signature = 0;  // set once the set is complete (indices move with overrides)
+    AddSignature(std::move(s));
+    table.rows.push_back(std::move(row));
+  }
+  for (auto& [id, c] : causes) {
+    CauseRefs refs;
+    refs.requires_line = c.line;
+    AddCause(std::move(c), refs);
+  }
+  set_->vocabularies_.push_back(std::move(table));
+}
+
 void RuleSetBuilder::LoadFolder(const std::string& folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) {
@@ -685,6 +977,11 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
   for (size_t i = 0; i < rs.causes_.size(); ++i) {
     const CauseRule& c = rs.causes_[i];
     const CauseRefs& refs = cause_refs_[i];
+    if (!rs.taxonomy_.empty() && rs.TaxonomyIdOf(c.id) == c.id &&
+        std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), c.id) == rs.taxonomy_.end()) {
+      Fault(c.file, c.line, "cause '" + c.id + "' is under no taxonomy id ([[taxonomy]] lists them)");
+      drop[i] = true;
+    }
     auto check_sigs = [&](const std::vector<std::string>& ids, const char* what) {
       for (const auto& id : ids) {
         if (rs.FindSignature(id) < 0) {
@@ -753,6 +1050,29 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
     rs.causes_ = std::move(kept);
     rs.cause_index_.clear();
     for (size_t i = 0; i < rs.causes_.size(); ++i) rs.cause_index_[rs.causes_[i].id] = int(i);
+  }
+
+  // A vocabulary's cause behaves as the written cause of its taxonomy id does in time.
+  for (auto& c : rs.causes_) {
+    for (const auto& d : c.defers_to) {
+      const int base = rs.FindCause(d);
+      if (base >= 0 && rs.causes_[size_t(base)].strikes_in_flight) c.strikes_in_flight = true;
+    }
+  }
+  // Vocabulary rows: their taxonomy ids, and the signature each became.
+  for (auto& table : rs.vocabularies_) {
+    std::vector<VocabularyRow> kept;
+    for (auto& row : table.rows) {
+      if (!rs.taxonomy_.empty() && row.cause != "unclassified" &&
+          std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), row.cause) == rs.taxonomy_.end()) {
+        Fault(table.file, row.line, "vocabulary '" + table.id + "': row '" + row.name +
+                                        "' names a cause outside the taxonomy: '" + row.cause + "'");
+        continue;
+      }
+      row.signature = rs.FindSignature("vocab." + table.id + "." + row.name);
+      kept.push_back(std::move(row));
+    }
+    table.rows = std::move(kept);
   }
 
   // Compile the matcher.

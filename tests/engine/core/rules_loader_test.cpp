@@ -27,7 +27,7 @@ TEST(RuleLoader, FixturePackLoadsWithoutFaults) {
   const auto& sig = loaded.rules->signatures()[size_t(loaded.rules->FindSignature("t.arch_gate"))];
   EXPECT_EQ(sig.kind, ScopeKind::kTraceback);
   EXPECT_EQ(sig.exception, ScopeException::kLast);
-  EXPECT_EQ(sig.line, 8);  // the [[signature]] header of its table
+  EXPECT_EQ(sig.line, 9);  // the [[signature]] header of its table
   EXPECT_TRUE(EndsWith(sig.file, "rules/base.toml"));
 }
 

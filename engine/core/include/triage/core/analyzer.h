@@ -55,6 +55,11 @@ class Analyzer {
 
   // `source_name` is what evidence reports as the source (the path as given, "-" for stdin).
   void Add(const ingest::Event& event, std::string_view source_name);
+  // The end of source `source_id` (an Event::source), whose last line is `last_line`: when the
+  // source ends with an error line and nothing after it (a log's tail, one line pasted from a
+  // report), that error is a failure (TAXONOMY.md). Call it after the source's last event and
+  // before Finish(); a source that is still being written (the daemon) has not ended.
+  void EndSource(uint32_t source_id, uint64_t last_line);
   // Incidents that have closed since the last call (a fatal event and its window seen).
   std::vector<Incident> TakeClosed();
   // End of input: closes every open incident and returns them with those not yet taken.

@@ -45,7 +45,14 @@ struct SignatureRule {
   bool fatal = false;
   bool benign = false;
   bool restart = false;
+  // A line that tells what a failure means (a warning, a version shown) but is no error of its
+  // own: an input that ends with it has not failed.
+  bool hint = false;
   std::vector<std::string> capture_names;
+  // Captures every hit carries whatever the pattern matched (a vocabulary row's name, code,
+  // text and remedy); a named group of the pattern with the same name wins.
+  std::map<std::string, std::string> fixed_captures;
+  std::string vocabulary;  // the vocabulary table that made it, empty for a written signature
   std::string file;
   int line = 0;
 };
@@ -69,6 +76,36 @@ struct CauseRule {
   double prior = 0.5;
   std::vector<std::string> fingerprint;
   std::vector<VerifyRule> verify;
+  // A fault that strikes a running collective (a sick device, a broken link) rather than ending
+  // a process: a timed-out wait may follow it by any time up to the timeout (the correlator
+  // links the wait to it), where a peer's death must precede the wait by about its length.
+  bool strikes_in_flight = false;
+  // Cause ids (or their finer ids) this cause gives way to: when one of them is a root cause of
+  // the same incident, this one's evidence joins it and this one is not reported on its own.
+  std::vector<std::string> defers_to;
+  std::string file;
+  int line = 0;
+};
+
+// One row of a vocabulary table (docs/vocabularies.md): an entry of a closed list of errors.
+struct VocabularyRow {
+  std::string name;
+  std::string code;
+  std::string text;
+  std::string cause;   // a taxonomy id, or "unclassified"
+  std::string remedy;
+  std::vector<std::string> samples;  // the row rendered through each of its forms, as log text
+  int signature = -1;  // index into RuleSet::signatures()
+  int line = 0;
+};
+
+struct VocabularyTable {
+  std::string id;
+  std::string title;
+  std::string source;
+  std::string source_url;
+  std::string version;
+  std::vector<VocabularyRow> rows;
   std::string file;
   int line = 0;
 };
@@ -119,6 +156,12 @@ class RuleSet {
   const std::vector<ArchEntry>& arches() const { return arches_; }
   const std::vector<LibraryMinimum>& library_minimums() const { return library_minimums_; }
   const std::vector<DriverMinimum>& driver_minimums() const { return driver_minimums_; }
+  const std::vector<VocabularyTable>& vocabularies() const { return vocabularies_; }
+  // The taxonomy's ids (`[[taxonomy]]` entries); empty when no rule file lists them.
+  const std::vector<std::string>& taxonomy() const { return taxonomy_; }
+  // The taxonomy id `cause_id` falls under ("cuda.oom.kv_cache" -> "cuda.oom"); the id itself
+  // when no taxonomy is loaded or none covers it.
+  std::string TaxonomyIdOf(std::string_view cause_id) const;
   // The files read, in order.
   const std::vector<std::string>& files() const { return files_; }
 
@@ -157,6 +200,8 @@ class RuleSet {
   std::vector<ArchEntry> arches_;
   std::vector<LibraryMinimum> library_minimums_;
   std::vector<DriverMinimum> driver_minimums_;
+  std::vector<VocabularyTable> vocabularies_;
+  std::vector<std::string> taxonomy_;
   std::vector<std::string> files_;
   std::map<std::string, int, std::less<>> signature_index_;
   std::map<std::string, int, std::less<>> cause_index_;
