@@ -1,4 +1,5 @@
 // Knowledge tables applied to captures, templates, and message normalisation.
+#include <optional>
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -132,24 +133,60 @@ void CompleteCaptures(const RuleSet& rules, std::map<std::string, std::string>& 
   }
 }
 
-std::string FillTemplate(std::string_view text, const std::map<std::string, std::string>& captures) {
-  std::string out;
-  out.reserve(text.size());
+namespace {
+
+// `{a|b}`: the first of the captures that is present; nullopt when none is.
+std::optional<std::string> Placeholder(std::string_view names,
+                                       const std::map<std::string, std::string>& captures) {
+  while (!names.empty()) {
+    const size_t bar = names.find('|');
+    const std::string_view name = names.substr(0, bar);
+    auto it = captures.find(std::string(name));
+    if (it != captures.end() && !it->second.empty()) return it->second;
+    if (bar == std::string_view::npos) break;
+    names.remove_prefix(bar + 1);
+  }
+  return std::nullopt;
+}
+
+bool IsPlaceholder(std::string_view names) {
+  return !names.empty() && std::all_of(names.begin(), names.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '|';
+  }) && names.front() != '|' && names.back() != '|';
+}
+
+// Fills `text` into `out`; false when a placeholder had no capture (written `<name>`).
+bool FillInto(std::string_view text, const std::map<std::string, std::string>& captures,
+              std::string& out) {
+  bool complete = true;
   size_t i = 0;
   while (i < text.size()) {
+    if (text[i] == '{' && i + 1 < text.size() && text[i + 1] == '?') {
+      // An optional group: `{? (at {path})}` is kept only when every placeholder in it is.
+      int depth = 1;
+      size_t j = i + 2;
+      for (; j < text.size() && depth > 0; ++j) {
+        if (text[j] == '{') ++depth;
+        else if (text[j] == '}') --depth;
+      }
+      if (depth == 0) {
+        std::string group;
+        if (FillInto(text.substr(i + 2, j - 1 - (i + 2)), captures, group)) out += group;
+        i = j;
+        continue;
+      }
+    }
     if (text[i] == '{') {
-      size_t close = text.find('}', i + 1);
+      const size_t close = text.find('}', i + 1);
       if (close != std::string_view::npos) {
-        std::string_view name = text.substr(i + 1, close - i - 1);
-        bool is_name = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-        });
-        if (is_name) {
-          auto it = captures.find(std::string(name));
-          if (it != captures.end()) out += it->second;
-          else {
+        const std::string_view names = text.substr(i + 1, close - i - 1);
+        if (IsPlaceholder(names)) {
+          if (auto v = Placeholder(names, captures)) {
+            out += *v;
+          } else {
+            complete = false;
             out += '<';
-            out.append(name);
+            out.append(names.substr(0, names.find('|')));
             out += '>';
           }
           i = close + 1;
@@ -159,6 +196,15 @@ std::string FillTemplate(std::string_view text, const std::map<std::string, std:
     }
     out += text[i++];
   }
+  return complete;
+}
+
+}  // namespace
+
+std::string FillTemplate(std::string_view text, const std::map<std::string, std::string>& captures) {
+  std::string out;
+  out.reserve(text.size());
+  FillInto(text, captures, out);
   return out;
 }
 

@@ -705,14 +705,17 @@ namespace {
 
 bool IsWordByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// A literal piece of a form or a row value, as a regex: every blank run matches any run of
-// blanks, everything else stands for itself.
+// A literal piece of a form or a row value, as a regex: a single space stands for itself (so
+// that the prefilter's literals run across it), a longer run of blanks for any run of blanks
+// (column-aligned output), everything else for itself.
 std::string LiteralRegex(std::string_view text) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
     if (text[i] == ' ' || text[i] == '\t') {
-      while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
-      out += "\\s+";
+      size_t j = i;
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+      out += (j - i == 1 && text[i] == ' ') ? " " : "[ \\t]+";
+      i = j;
       continue;
     }
     size_t j = i;
@@ -784,6 +787,14 @@ std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRo
   flush();
   if (out.regex.empty()) return std::nullopt;
   return out;
+}
+
+// "vocab.<table>.<row name>", the name's blanks and other odd bytes as '_' ("Xid 79" -> "Xid_79").
+std::string VocabularySignatureId(const std::string& table, const std::string& name) {
+  std::string id = "vocab." + table + ".";
+  for (char c : name)
+    id += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  return id;
 }
 
 bool IsTableId(std::string_view id) {
@@ -910,7 +921,7 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
       continue;
     }
     SignatureRule s;
-    s.id = "vocab." + table.id + "." + row.name;
+    s.id = VocabularySignatureId(table.id, row.name);
     s.pattern = (ignore_case ? "(?i)" : "") + alternatives;
     RE2 re(s.pattern, MatchOptions());
     if (!re.ok()) {
@@ -1069,7 +1080,7 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
                                         "' names a cause outside the taxonomy: '" + row.cause + "'");
         continue;
       }
-      row.signature = rs.FindSignature("vocab." + table.id + "." + row.name);
+      row.signature = rs.FindSignature(VocabularySignatureId(table.id, row.name));
       kept.push_back(std::move(row));
     }
     table.rows = std::move(kept);
