@@ -143,9 +143,23 @@ TEST(NativeLib, LoaderResolutionBothWays) {
   EXPECT_NE(found.reason.find("libm.so.6 resolves to /"), std::string::npos) << found.reason;
 }
 
-TEST(NativeLib, ALibraryPathOutsideAllowedPrefixesIsNotLoaded) {
-  Finding f = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", testing::FixtureDir("with/libprobe.so")}}});
-  EXPECT_EQ(f.verdict, core::Verdict::kSkipped) << f.reason;
+// A path the log names is judged by its ELF header, with or without allowed prefixes: nothing
+// is loaded, so nothing needs allowing (safety_test.cpp has the planted-library case).
+TEST(NativeLib, ALibraryPathIsJudgedByItsHeaderWithoutLoadingIt) {
+  const std::string with = testing::FixtureDir("with/libprobe.so");
+  Finding f = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", with}}});
+  EXPECT_EQ(f.verdict, core::Verdict::kRefuted) << f.reason;
+  EXPECT_NE(f.reason.find(with + " exists and is a loadable shared object"), std::string::npos) << f.reason;
+  Finding missing = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", "/nonexistent/libx.so.1"}}});
+  EXPECT_EQ(missing.verdict, core::Verdict::kConfirmed) << missing.reason;
+  EXPECT_NE(missing.reason.find("cannot open shared object file: No such file"), std::string::npos) << missing.reason;
+  testing::TempDir dir;
+  const std::string text = dir.Write("libtext.so", "INPUT(-lm)\n");
+  Finding bad = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", text}}});
+  EXPECT_EQ(bad.verdict, core::Verdict::kConfirmed) << bad.reason;
+  EXPECT_NE(bad.reason.find("cannot be loaded here: invalid ELF header"), std::string::npos) << bad.reason;
+  Finding relative = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", "lib/libx.so"}}});
+  EXPECT_EQ(relative.verdict, core::Verdict::kInconclusive) << relative.reason;
   Finding odd = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", "libx.so;id"}}});
   EXPECT_EQ(odd.verdict, core::Verdict::kSkipped) << odd.reason;
 }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <utility>
 
 namespace triage::verifiers::detail {
 
@@ -33,13 +34,21 @@ T Load(const unsigned char* p) {
 class MappedFile {
  public:
   static Result<MappedFile> Open(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // A path from a log may name a device or a FIFO: opening some devices acts (a watchdog arms,
+    // a tape rewinds) and a FIFO blocks, so only a regular file is opened, without blocking.
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      int e = errno;
+      if (e == ENOENT || e == ENOTDIR) return Status::NotFound(path + ": no such file");
+      return Status::Io(path + ": " + std::strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) return Status::InvalidInput(path + ": not a regular file");
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
       int e = errno;
       if (e == ENOENT) return Status::NotFound(path + ": no such file");
       return Status::Io(path + ": " + std::strerror(e));
     }
-    struct stat st;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
       return Status::InvalidInput(path + ": not a regular file");
@@ -245,6 +254,296 @@ Result<DynamicSymbols> ReadDynamicSymbols(const std::string& path) {
   }
   std::sort(out.defined.begin(), out.defined.end());
   return out;
+}
+
+// --- ELF headers, ld.so.cache, the loader's search ---
+
+namespace {
+
+// This build's machine, as the loader checks it (elf_machine_matches_host).
+#if defined(__x86_64__)
+constexpr uint16_t kThisMachine = EM_X86_64;
+constexpr const char* kMultiarch = "x86_64-linux-gnu";
+constexpr int32_t kCacheAbiFlags = 0x0300;  // FLAG_X8664_LIB64
+#elif defined(__aarch64__)
+constexpr uint16_t kThisMachine = EM_AARCH64;
+constexpr const char* kMultiarch = "aarch64-linux-gnu";
+constexpr int32_t kCacheAbiFlags = 0x0a00;  // FLAG_AARCH64_LIB64
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+constexpr uint16_t kThisMachine = EM_PPC64;
+constexpr const char* kMultiarch = "powerpc64le-linux-gnu";
+constexpr int32_t kCacheAbiFlags = -1;  // not pinned: the ELF header decides
+#else
+#error "triage's loader model knows x86-64, aarch64 and ppc64le; add this machine here"
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+constexpr unsigned char kThisData = ELFDATA2LSB;
+#else
+constexpr unsigned char kThisData = ELFDATA2MSB;
+#endif
+
+constexpr char kCacheOldMagic[] = "ld.so-1.7.0";             // struct cache_file
+constexpr char kCacheNewMagic[] = "glibc-ld.so.cache1.1";    // struct cache_file_new
+constexpr size_t kCacheOldHeader = 16;                       // magic[11], pad, nlibs
+constexpr size_t kCacheOldEntry = 12;                        // flags, key, value
+constexpr size_t kCacheNewHeader = 48;                       // see ParseLdCache
+constexpr size_t kCacheNewEntry = 24;                        // flags, key, value, osversion, hwcap
+constexpr size_t kCacheMaxSize = size_t{64} << 20;
+
+// The NUL-terminated string at `base + offset` of the image, or nullopt when it runs off it.
+std::optional<std::string> CacheString(std::span<const unsigned char> f, size_t base,
+                                       uint64_t offset) {
+  if (base > f.size() || offset >= f.size() - base) return std::nullopt;
+  const char* p = reinterpret_cast<const char*>(f.data() + base + offset);
+  size_t max = f.size() - base - offset;
+  size_t n = strnlen(p, max);
+  if (n == max) return std::nullopt;
+  return std::string(p, n);
+}
+
+Result<std::vector<LdCacheEntry>> CacheEntries(std::span<const unsigned char> f, size_t entries,
+                                               uint64_t count, size_t entry_size,
+                                               size_t strings) {
+  if (entries > f.size() || count > (f.size() - entries) / entry_size)
+    return Status::Corrupt("ld.so.cache: entries past the end of the file");
+  std::vector<LdCacheEntry> out;
+  out.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const unsigned char* e = f.data() + entries + i * entry_size;
+    LdCacheEntry entry;
+    entry.flags = Load<int32_t>(e);
+    auto key = CacheString(f, strings, Load<uint32_t>(e + 4));
+    auto value = CacheString(f, strings, Load<uint32_t>(e + 8));
+    if (!key || !value)
+      return Status::Corrupt("ld.so.cache: entry " + std::to_string(i) + " names a string past the end");
+    entry.name = std::move(*key);
+    entry.path = std::move(*value);
+    if (entry_size == kCacheNewEntry) entry.hwcap = Load<uint64_t>(e + 16);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+std::string MachineName(uint16_t m) {
+  switch (m) {
+    case EM_X86_64: return "x86-64";
+    case EM_386: return "i386";
+    case EM_AARCH64: return "aarch64";
+    case EM_ARM: return "arm";
+    case EM_PPC64: return "ppc64";
+    case EM_RISCV: return "riscv";
+    case EM_S390: return "s390";
+    default: return "machine " + std::to_string(m);
+  }
+}
+
+std::string CurrentFolder() {
+  char buf[4096];
+  return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string(".");
+}
+
+}  // namespace
+
+ElfHeaderFit JudgeElfHeader(std::span<const unsigned char> f) {
+  // The order of glibc's open_verify: what it passes over (another class or machine) and what
+  // stops it (everything else that is wrong).
+  auto stop = [](std::string why) { return ElfHeaderFit{ElfFit::kUnloadable, std::move(why)}; };
+  if (f.size() < EI_NIDENT || std::memcmp(f.data(), ELFMAG, SELFMAG) != 0)
+    return stop(f.size() < SELFMAG ? "file too short" : "invalid ELF header");
+  if (f[EI_CLASS] != ELFCLASS64)
+    return {ElfFit::kOtherMachine,
+            std::string("wrong ELF class: ") + (f[EI_CLASS] == ELFCLASS32 ? "ELFCLASS32" : "unknown")};
+  if (f.size() < sizeof(Elf64_Ehdr)) return stop("file too short");
+  if (f[EI_DATA] != kThisData)
+    return stop(kThisData == ELFDATA2LSB ? "ELF file data encoding not little-endian"
+                                         : "ELF file data encoding not big-endian");
+  if (f[EI_VERSION] != EV_CURRENT) return stop("ELF file version ident does not match current one");
+  if (f[EI_OSABI] != ELFOSABI_SYSV && f[EI_OSABI] != ELFOSABI_GNU) return stop("ELF file OS ABI invalid");
+  if (f[EI_ABIVERSION] != 0 && f[EI_OSABI] != ELFOSABI_GNU) return stop("ELF file ABI version invalid");
+  auto eh = Load<Elf64_Ehdr>(f.data());
+  if (eh.e_version != EV_CURRENT) return stop("ELF file version does not match current one");
+  if (eh.e_machine != kThisMachine)
+    return {ElfFit::kOtherMachine,
+            "wrong machine: " + MachineName(eh.e_machine) + ", not " + MachineName(kThisMachine)};
+  if (eh.e_type == ET_EXEC) return stop("cannot dynamically load executable");
+  if (eh.e_type != ET_DYN) return stop("only ET_DYN and ET_EXEC can be loaded");
+  if (eh.e_phentsize != sizeof(Elf64_Phdr)) return stop("ELF file's phentsize not the expected size");
+  return {ElfFit::kLoadable, {}};
+}
+
+Result<ElfHeaderFit> ReadElfHeader(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) return Status::NotFound(path + ": no such file");
+    return Status::Io(path + ": " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) return ElfHeaderFit{ElfFit::kUnloadable, "not a regular file"};
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ENOENT) return Status::NotFound(path + ": no such file");
+    return Status::Io(path + ": " + std::strerror(e));
+  }
+  unsigned char buf[sizeof(Elf64_Ehdr)];
+  size_t got = 0;
+  int read_errno = 0;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return ElfHeaderFit{ElfFit::kUnloadable, "not a regular file"};
+  }
+  while (got < sizeof buf) {
+    ssize_t n = ::read(fd, buf + got, sizeof buf - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) read_errno = errno;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (read_errno != 0) return Status::Io(path + ": " + std::strerror(read_errno));
+  return JudgeElfHeader({buf, got});
+}
+
+Result<std::vector<LdCacheEntry>> ParseLdCache(std::span<const unsigned char> f) {
+  const size_t old_len = sizeof kCacheOldMagic - 1;
+  const size_t new_len = sizeof kCacheNewMagic - 1;
+  size_t new_at = 0;
+  if (f.size() >= kCacheOldHeader && std::memcmp(f.data(), kCacheOldMagic, old_len) == 0) {
+    uint64_t count = Load<uint32_t>(f.data() + 12);
+    if (count > (f.size() - kCacheOldHeader) / kCacheOldEntry)
+      return Status::Corrupt("ld.so.cache: old-format entries past the end of the file");
+    const size_t end = kCacheOldHeader + count * kCacheOldEntry;
+    // The new format follows, aligned as struct cache_file_new (8); its strings are offsets
+    // from its own header. Without it, the old strings follow the old entries.
+    new_at = (end + 7) & ~size_t{7};
+    if (new_at + kCacheNewHeader > f.size() ||
+        std::memcmp(f.data() + new_at, kCacheNewMagic, new_len) != 0)
+      return CacheEntries(f, kCacheOldHeader, count, kCacheOldEntry, end);
+  } else if (f.size() < kCacheNewHeader || std::memcmp(f.data(), kCacheNewMagic, new_len) != 0) {
+    return Status::Corrupt("ld.so.cache: neither \"" + std::string(kCacheNewMagic) + "\" nor \"" +
+                           kCacheOldMagic + "\" format");
+  }
+  // struct cache_file_new: magic[17], version[3], nlibs, len_strings, flags (byte order in its
+  // low two bits: 2 little, 3 big, 0 unrecorded), padding[3], extension_offset, unused[3].
+  const unsigned char* h = f.data() + new_at;
+  const unsigned order = h[28] & 3u;
+  const unsigned ours = kThisData == ELFDATA2LSB ? 2u : 3u;
+  if (order != 0 && order != ours) return Status::Corrupt("ld.so.cache: written for the other byte order");
+  return CacheEntries(f, new_at + kCacheNewHeader, Load<uint32_t>(h + 20), kCacheNewEntry, new_at);
+}
+
+Result<std::vector<LdCacheEntry>> ReadLdCache(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) return Status::NotFound(path + ": no such file");
+    return Status::Io(path + ": " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) return Status::InvalidInput(path + ": not a regular file");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return Status::Io(path + ": " + std::strerror(errno));
+  std::vector<unsigned char> bytes;
+  unsigned char buf[65536];
+  int read_errno = 0;
+  while (bytes.size() <= kCacheMaxSize) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) read_errno = errno;
+    if (n <= 0) break;
+    bytes.insert(bytes.end(), buf, buf + n);
+  }
+  ::close(fd);
+  if (read_errno != 0) return Status::Io(path + ": " + std::strerror(read_errno));
+  if (bytes.size() > kCacheMaxSize) return Status::Corrupt(path + ": larger than 64 MiB");
+  auto entries = ParseLdCache(bytes);
+  if (!entries.ok()) return entries.status().Annotate(path);
+  return entries;
+}
+
+bool LdCacheFlagsFit(int32_t flags) {
+  constexpr int32_t kElf = 0x0001, kElfLibc6 = 0x0003;
+  if (flags == kElf) return true;
+  if (kCacheAbiFlags < 0) return (flags & 0xff) == kElfLibc6;
+  return flags == (kElfLibc6 | kCacheAbiFlags);
+}
+
+std::vector<std::string> DefaultLibraryDirs() {
+  return {std::string("/lib/") + kMultiarch, std::string("/usr/lib/") + kMultiarch, "/lib64",
+          "/usr/lib64", "/lib", "/usr/lib"};
+}
+
+LibrarySearch LibrarySearchFromEnvironment() {
+  LibrarySearch s;
+  if (const char* llp = std::getenv("LD_LIBRARY_PATH")) s.ld_library_path = llp;
+  return s;
+}
+
+LibraryResolution ResolveLibraryName(const std::string& name, const LibrarySearch& search) {
+  LibraryResolution r;
+  const std::string cwd = CurrentFolder();
+  // Judges one candidate; true when the search ends there (found, or the loader would stop).
+  auto consider = [&](const std::string& file, const std::string& where) {
+    auto header = ReadElfHeader(file);
+    if (!header.ok()) {
+      if (header.status().kind() != Status::Kind::kNotFound) r.unreadable.push_back(header.status().message());
+      return false;
+    }
+    if (header->fit == ElfFit::kOtherMachine) {
+      r.passed_over.push_back(file + " (" + header->why + ")");
+      return false;
+    }
+    r.outcome = header->fit == ElfFit::kLoadable ? LibraryResolution::Outcome::kFound
+                                                 : LibraryResolution::Outcome::kLoaderError;
+    r.path = file;
+    r.where = where;
+    r.error = header->why;
+    return true;
+  };
+  auto in_dir = [&](const std::string& dir, const std::string& where, const std::string& looked) {
+    r.looked.push_back(looked);
+    std::string base = dir.empty() ? cwd : dir[0] == '/' ? dir : cwd + "/" + dir;
+    return consider(base + "/" + name, where);
+  };
+
+  for (const auto& d : search.first_dirs)
+    if (in_dir(d, "run path " + d, "run path " + d)) return r;
+  // ld.so splits at ':' and ';', and takes an empty entry as the current folder ("./"), resolved
+  // when it opens the file. An unset or empty variable adds nothing.
+  if (search.ld_library_path && !search.ld_library_path->empty()) {
+    const std::string& llp = *search.ld_library_path;
+    size_t start = 0;
+    while (start <= llp.size()) {
+      size_t end = std::min(llp.find_first_of(":;", start), llp.size());
+      std::string entry = llp.substr(start, end - start);
+      start = end + 1;
+      if (entry.find('$') != std::string::npos) {
+        // $ORIGIN is the service's program folder, which this process does not know.
+        r.looked.push_back("LD_LIBRARY_PATH entry " + entry + " (not expanded, skipped)");
+        continue;
+      }
+      std::string where = entry.empty() ? "the current folder " + cwd + ", an empty LD_LIBRARY_PATH entry"
+                                        : "LD_LIBRARY_PATH entry " + entry;
+      if (in_dir(entry, where, where)) return r;
+    }
+  }
+  if (!search.cache.empty()) {
+    auto cache = ReadLdCache(search.cache);
+    if (!cache.ok()) {
+      r.looked.push_back(search.cache + " (" + cache.status().message() + ")");
+    } else {
+      r.looked.push_back(search.cache);
+      // The loader takes one entry for the name: a hwcap variant only on a CPU that has the
+      // capability, so a plain entry is the one to judge when there is one.
+      const LdCacheEntry* best = nullptr;
+      for (const auto& e : *cache)
+        if (e.name == name && LdCacheFlagsFit(e.flags) && (!best || (best->hwcap != 0 && e.hwcap == 0)))
+          best = &e;
+      if (best && consider(best->path, search.cache)) return r;
+    }
+  }
+  for (const auto& d : search.default_dirs)
+    if (in_dir(d, "default folder " + d, d)) return r;
+  return r;
 }
 
 std::string Demangle(const std::string& name) {

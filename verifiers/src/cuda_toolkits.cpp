@@ -61,9 +61,10 @@ class CudaToolkits final : public Verifier {
       if (!known) {
         std::string nvrtc = FindNvrtcIn(root);
         if (!nvrtc.empty()) {
-          ProgramDecision d = MayRun(nvrtc, config);  // loading it runs its code
+          // Loading it runs its code: only a checked file, loaded by its descriptor.
+          ProgramDecision d = MayLoad(nvrtc, config);
           if (!d.allowed) return Finding::Skipped("toolkit " + root + ": " + d.reason);
-          toolkits.push_back(ProbeToolkit(root, nvrtc, "log"));
+          toolkits.push_back(ProbeToolkit(root, d, "log"));
         }
       }
     }

@@ -135,10 +135,12 @@ class PythonEnv final : public Verifier {
     }
     ProgramDecision may = MayRun(interpreter, config);
     if (!may.allowed) return Finding::Skipped(may.reason);
+    if (!may.program.is_open()) return Finding::Inconclusive("cannot run " + interpreter + ": " + may.reason);
 
+    // What runs is the file MayRun checked (its descriptor), whatever the path names by now.
     double timeout = config.deadline_seconds > 2 ? config.deadline_seconds - 1 : 1;
-    ProgramOutput run = RunProgram({interpreter, "-I", "-c", kProbe, module, symbol, dist}, timeout,
-                                   {"PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8"});
+    ProgramOutput run = RunProgram(may.program, {interpreter, "-I", "-c", kProbe, module, symbol, dist},
+                                   timeout, {"PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8"});
     if (!run.started) return Finding::Inconclusive("cannot run " + interpreter + ": " + run.error);
     if (run.timed_out) return Finding::Inconclusive(interpreter + " did not answer in time");
     auto lines = SplitLines(run.out);

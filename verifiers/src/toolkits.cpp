@@ -67,12 +67,16 @@ std::string FindNvrtcIn(const std::string& root) {
   return {};
 }
 
-Toolkit ProbeToolkit(const std::string& root, const std::string& nvrtc_path, std::string found_by) {
+namespace {
+
+// `shown` is the path reported; `load` the name dlopen gets.
+Toolkit ProbeAt(const std::string& root, const std::string& shown, const std::string& load,
+                std::string found_by) {
   Toolkit t;
   t.root = root;
-  t.nvrtc_path = nvrtc_path;
+  t.nvrtc_path = shown;
   t.found_by = std::move(found_by);
-  auto api = OpenNvrtc(nvrtc_path);
+  auto api = OpenNvrtc(load);
   if (!api.ok()) {
     t.error = api.status().message();
     return t;
@@ -90,6 +94,24 @@ Toolkit ProbeToolkit(const std::string& root, const std::string& nvrtc_path, std
     if ((*api)->nvrtcGetSupportedArchs(t.archs.data()) != 0) t.archs.clear();
   }
   return t;
+}
+
+}  // namespace
+
+Toolkit ProbeToolkit(const std::string& root, const std::string& nvrtc_path, std::string found_by) {
+  return ProbeAt(root, nvrtc_path, nvrtc_path, std::move(found_by));
+}
+
+Toolkit ProbeToolkit(const std::string& root, const ProgramDecision& nvrtc, std::string found_by) {
+  if (!nvrtc.allowed || !nvrtc.program.is_open()) {
+    Toolkit t;
+    t.root = root;
+    t.nvrtc_path = nvrtc.program.path();
+    t.found_by = std::move(found_by);
+    t.error = nvrtc.reason.empty() ? "not opened" : nvrtc.reason;
+    return t;
+  }
+  return ProbeAt(root, nvrtc.program.path(), nvrtc.program.ProcPath(), std::move(found_by));
 }
 
 std::vector<Toolkit> FindToolkits(const VerifyConfig& config) {

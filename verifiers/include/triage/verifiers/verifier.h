@@ -20,7 +20,8 @@
 //   python.env           module, symbol, package; python (the interpreter) or path (a
 //                        .../lib/python3.X/site-packages/... file of the log), else python3 on PATH
 //   host.oom             pid or process; cgroup: path under the cgroup root
-//   native.lib           library (a soname, or the file that failed); symbol (mangled);
+//   native.lib           library (a soname, resolved as the loader would and never loaded; or
+//                        the file that failed, judged by its ELF header); symbol (mangled);
 //                        candidates: ':'- or ','-separated libraries to look the symbol up in
 //   net.port             port
 #pragma once

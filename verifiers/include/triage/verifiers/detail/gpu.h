@@ -20,7 +20,11 @@
 
 namespace triage::verifiers::detail {
 
-// Owns one dlopen handle.
+// Owns one dlopen handle. Loading runs a library's constructors, so only what triage names
+// itself is opened here: the driver, NVML and NVRTC by their sonames from configured or system
+// folders, and the NVRTC of a toolkit a log names only once MayLoad (detail/process.h) checked
+// it, through that decision's descriptor (ProgramFile::ProcPath()). A library a log names is
+// never loaded to find it: native.lib resolves it as the loader would (detail/binary.h).
 class SharedLibrary {
  public:
   SharedLibrary() = default;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "triage/verifiers/detail/process.h"
 #include "triage/verifiers/runner.h"
 
 namespace triage::verifiers::detail {
@@ -30,5 +31,9 @@ std::vector<Toolkit> FindToolkits(const VerifyConfig& config);
 
 // Reads one toolkit's version and architectures (opens its NVRTC).
 Toolkit ProbeToolkit(const std::string& root, const std::string& nvrtc_path, std::string found_by);
+// The same for an NVRTC that a log names, which MayLoad checked: loaded through the decision's
+// descriptor (ProgramFile::ProcPath()), never by its path again. Not allowed or not open: a
+// toolkit with the decision's reason as its error.
+Toolkit ProbeToolkit(const std::string& root, const ProgramDecision& nvrtc, std::string found_by);
 
 }  // namespace triage::verifiers::detail
