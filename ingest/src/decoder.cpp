@@ -580,15 +580,37 @@ size_t ParseGlog(std::string_view s, size_t i, Envelope& env) {
 }
 
 // logfmt: key=value pairs with time/level/msg. The message may need unescaping into `scratch`.
+// An `error=` / `err=` value (Go servers put the cause there, beside a generic msg) is appended
+// to the message, "msg: error", so that what the line says failed is matched with it.
 bool ParseLogfmt(std::string_view s, size_t i, Envelope& env, std::string_view& message, std::string& scratch) {
   bool any = false;
   bool have_msg = false;
+  std::string_view error_val;
+  auto unescape = [](std::string_view val, std::string& out) {
+    for (size_t c = 0; c < val.size(); ++c) {
+      if (val[c] == '\\' && c + 1 < val.size()) {
+        char n = val[++c];
+        out.push_back(n == 'n' ? '\n' : n == 't' ? '\t' : n);
+      } else {
+        out.push_back(val[c]);
+      }
+    }
+  };
+  auto finish = [&]() {
+    if (!have_msg || error_val.empty()) return any;
+    std::string joined(message);  // `message` may point into `scratch`
+    joined += ": ";
+    unescape(error_val, joined);
+    scratch = std::move(joined);
+    message = scratch;
+    return any;
+  };
   size_t p = i;
   while (p < s.size()) {
     p = SkipAll(s, p);
     size_t k = p;
     while (p < s.size() && (IsAlnum(s[p]) || s[p] == '_' || s[p] == '.' || s[p] == '-')) ++p;
-    if (p == k || !At(s, p, '=')) return any && have_msg ? true : any;
+    if (p == k || !At(s, p, '=')) return finish();
     std::string_view key = s.substr(k, p - k);
     ++p;
     std::string_view val;
@@ -629,21 +651,16 @@ bool ParseLogfmt(std::string_view s, size_t i, Envelope& env, std::string_view& 
       have_msg = true;
       if (escaped) {
         scratch.clear();
-        for (size_t c = 0; c < val.size(); ++c) {
-          if (val[c] == '\\' && c + 1 < val.size()) {
-            char n = val[++c];
-            scratch.push_back(n == 'n' ? '\n' : n == 't' ? '\t' : n);
-          } else {
-            scratch.push_back(val[c]);
-          }
-        }
+        unescape(val, scratch);
         message = scratch;
       } else {
         message = val;
       }
+    } else if ((key == "error" || key == "err") && error_val.empty()) {
+      error_val = val;
     }
   }
-  return any;
+  return finish();
 }
 
 // The end of the run of name bytes (a compose service's, a systemd unit's) at s[i].

@@ -3,6 +3,8 @@
 // of each failure class (and not the look-alike lines of healthy runs).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <set>
 #include <string>
 
@@ -176,7 +178,14 @@ TEST(RulePacks, LookAlikesOfHealthyRunsNameNoCause) {
   };
   auto rules = Shipped();
   for (const char* line : benign) {
-    for (const auto& h : rules->MatchText(line)) {
+    // A line with a benign hit shows its process at work: the analyzer drops its other hits
+    // (a logged prompt that quotes an Xid, NCCL's plugin probe falling back).
+    const auto hits = rules->MatchText(line);
+    if (std::any_of(hits.begin(), hits.end(), [&](const auto& h) {
+          return rules->signatures()[size_t(h.signature)].benign;
+        }))
+      continue;
+    for (const auto& h : hits) {
       const auto& s = rules->signatures()[size_t(h.signature)];
       EXPECT_FALSE(s.fatal) << s.id << " fatal on: " << line;
       for (const auto& c : rules->causes())

@@ -313,6 +313,7 @@ struct Analyzer::Impl {
   // What a failure is about, for telling whether it belongs to another stream's incident.
   struct FailureFacts {
     std::vector<int> causes;           // the root causes its hits point at: none for a bare report
+    std::vector<int> pointed;          // every cause its hits point at, symptoms included
     std::string pid;                   // the pid its process prefix names
     bool untagged = false;             // its lines carry no process prefix
     std::optional<double> clock;       // ParseClock of its time
@@ -373,7 +374,9 @@ struct Analyzer::Impl {
       return true;
     for (int a : window_causes) {
       const CauseRule& ca = causes[size_t(a)];
-      if (!std::any_of(f.causes.begin(), f.causes.end(),
+      // A cause of the window that explains what this failure shows (its root or a symptom of
+      // it: a finer cause of the same family may have taken the symptom as its own) links it.
+      if (!std::any_of(f.pointed.begin(), f.pointed.end(),
                        [&](int b) { return detail::CauseExplains(*rules, a, b); }))
         continue;
       std::set<int> own;
@@ -572,6 +575,7 @@ struct Analyzer::Impl {
       // Its root causes: a cause that another of its own explains is its symptom (a DistBackendError
       // naming an IB completion error is about the network, not about NCCL in general).
       const std::vector<int> pointed = detail::CausesPointedAt(*rules, own);
+      facts.pointed = pointed;
       for (int b : pointed)
         if (std::none_of(pointed.begin(), pointed.end(),
                          [&](int a) { return detail::CauseExplains(*rules, a, b); }))

@@ -778,6 +778,8 @@ std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRo
     } else if (name == "#") {
       out.regex += "-?\\d+";
       out.sample += "1";
+    } else if (name == "^") {
+      out.regex += "^";
     } else {
       bad = std::string(name);
       return std::nullopt;
