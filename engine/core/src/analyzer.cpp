@@ -313,7 +313,6 @@ struct Analyzer::Impl {
   // What a failure is about, for telling whether it belongs to another stream's incident.
   struct FailureFacts {
     std::vector<int> causes;           // the root causes its hits point at: none for a bare report
-    std::vector<int> pointed;          // every cause its hits point at, symptoms included
     std::string pid;                   // the pid its process prefix names
     bool untagged = false;             // its lines carry no process prefix
     std::optional<double> clock;       // ParseClock of its time
@@ -374,9 +373,7 @@ struct Analyzer::Impl {
       return true;
     for (int a : window_causes) {
       const CauseRule& ca = causes[size_t(a)];
-      // A cause of the window that explains what this failure shows (its root or a symptom of
-      // it: a finer cause of the same family may have taken the symptom as its own) links it.
-      if (!std::any_of(f.pointed.begin(), f.pointed.end(),
+      if (!std::any_of(f.causes.begin(), f.causes.end(),
                        [&](int b) { return detail::CauseExplains(*rules, a, b); }))
         continue;
       std::set<int> own;
@@ -575,7 +572,6 @@ struct Analyzer::Impl {
       // Its root causes: a cause that another of its own explains is its symptom (a DistBackendError
       // naming an IB completion error is about the network, not about NCCL in general).
       const std::vector<int> pointed = detail::CausesPointedAt(*rules, own);
-      facts.pointed = pointed;
       for (int b : pointed)
         if (std::none_of(pointed.begin(), pointed.end(),
                          [&](int a) { return detail::CauseExplains(*rules, a, b); }))
@@ -664,8 +660,9 @@ struct Analyzer::Impl {
   }
 
   // How close to a source's end an error line must be for the source to end with it: the lines
-  // a crash prints after its error (the failing call, the device, a shell prompt) fit in this.
-  static constexpr uint64_t kTailLines = 6;
+  // a crash prints after its error (the failing call and device, an allocator's statistics
+  // dump, a shell prompt) fit in this.
+  static constexpr uint64_t kTailLines = 12;
 
   // The end of a source whose last words are an error (TAXONOMY.md: an input that ends with an
   // error line and nothing after it is a failure; a log's tail, one line pasted from a report):

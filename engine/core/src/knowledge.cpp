@@ -135,18 +135,24 @@ void CompleteCaptures(const RuleSet& rules, std::map<std::string, std::string>& 
 
 namespace {
 
-// `{a|b}`: the first of the captures that is present; nullopt when none is.
+// `{a|b}`: the first of the captures that is present and not empty, else an empty one that is
+// present (an optional part of a pattern that matched nothing: "sm_{sm}{variant}"); nullopt
+// when none is present.
 std::optional<std::string> Placeholder(std::string_view names,
                                        const std::map<std::string, std::string>& captures) {
+  std::optional<std::string> empty;
   while (!names.empty()) {
     const size_t bar = names.find('|');
     const std::string_view name = names.substr(0, bar);
     auto it = captures.find(std::string(name));
-    if (it != captures.end() && !it->second.empty()) return it->second;
+    if (it != captures.end()) {
+      if (!it->second.empty()) return it->second;
+      empty = std::string();
+    }
     if (bar == std::string_view::npos) break;
     names.remove_prefix(bar + 1);
   }
-  return std::nullopt;
+  return empty;
 }
 
 bool IsPlaceholder(std::string_view names) {
@@ -157,7 +163,7 @@ bool IsPlaceholder(std::string_view names) {
 
 // Fills `text` into `out`; false when a placeholder had no capture (written `<name>`).
 bool FillInto(std::string_view text, const std::map<std::string, std::string>& captures,
-              std::string& out) {
+              std::string& out, bool in_group = false) {
   bool complete = true;
   size_t i = 0;
   while (i < text.size()) {
@@ -171,7 +177,7 @@ bool FillInto(std::string_view text, const std::map<std::string, std::string>& c
       }
       if (depth == 0) {
         std::string group;
-        if (FillInto(text.substr(i + 2, j - 1 - (i + 2)), captures, group)) out += group;
+        if (FillInto(text.substr(i + 2, j - 1 - (i + 2)), captures, group, true)) out += group;
         i = j;
         continue;
       }
@@ -181,8 +187,11 @@ bool FillInto(std::string_view text, const std::map<std::string, std::string>& c
       if (close != std::string_view::npos) {
         const std::string_view names = text.substr(i + 1, close - i - 1);
         if (IsPlaceholder(names)) {
-          if (auto v = Placeholder(names, captures)) {
+          // Inside an optional group an empty value drops the group like a missing one.
+          if (auto v = Placeholder(names, captures); v && !(in_group && v->empty())) {
             out += *v;
+          } else if (v) {
+            complete = false;
           } else {
             complete = false;
             out += '<';

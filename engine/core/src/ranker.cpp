@@ -124,6 +124,46 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
     hyps.push_back(std::move(h));
   }
 
+  // A hypothesis that defers to another's id (a vocabulary's cause to the written cause of its
+  // taxonomy id) joins it: one cause, told once, with the evidence of both. A written cause
+  // takes it; among hypotheses that all defer, the strongest takes the others.
+  {
+    std::vector<size_t> order(hyps.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return hyps[a].score < hyps[b].score; });
+    std::vector<bool> gone(hyps.size(), false);
+    for (size_t k = 0; k < order.size(); ++k) {
+      Hypothesis& h = hyps[order[k]];
+      const CauseRule& hc = causes[size_t(h.cause)];
+      if (hc.defers_to.empty()) continue;
+      size_t target = SIZE_MAX;
+      for (size_t j = 0; j < order.size(); ++j) {
+        if (j == k || gone[order[j]]) continue;
+        const CauseRule& rc = causes[size_t(hyps[order[j]].cause)];
+        const bool named = std::any_of(hc.defers_to.begin(), hc.defers_to.end(),
+                                       [&](const std::string& d) { return IdMatches(d, rc.id); });
+        // A deferring one takes it only when stronger (later in `order`).
+        if (!named || (!rc.defers_to.empty() && j < k)) continue;
+        if (target == SIZE_MAX ||
+            (causes[size_t(hyps[order[target]].cause)].defers_to.size() > rc.defers_to.size()))
+          target = j;
+      }
+      if (target == SIZE_MAX) continue;
+      Hypothesis& r = hyps[order[target]];
+      r.evidence.insert(r.evidence.end(), h.evidence.begin(), h.evidence.end());
+      std::sort(r.evidence.begin(), r.evidence.end());
+      r.evidence.erase(std::unique(r.evidence.begin(), r.evidence.end()), r.evidence.end());
+      r.score = std::max(r.score, h.score);
+      r.signal_only = r.signal_only && h.signal_only;
+      gone[order[k]] = true;
+    }
+    std::vector<Hypothesis> kept;
+    for (size_t i = 0; i < hyps.size(); ++i)
+      if (!gone[i]) kept.push_back(std::move(hyps[i]));
+    hyps = std::move(kept);
+  }
+
   // A cause comes before what it makes happen. Evidence leads to the first failure at or after
   // it; when A's evidence leads to a later failure than all of B's does, A belongs to that later
   // failure and did not cause B (two failures that met in one incident, the later one with a
@@ -228,46 +268,10 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
       for (const auto& [k, v] : hits[e].hit.captures) caps.emplace(k, v);
   };
 
-  // 4. Root causes, ranked. A root that defers to another root's id (a vocabulary's cause to
-  // the written cause of its taxonomy id) joins it: one cause, told once, with the evidence
-  // of both. Among roots that all defer, the strongest takes the others.
+  // 4. Root causes, ranked.
   std::vector<size_t> roots;
   for (size_t i = 0; i < hyps.size(); ++i)
     if (hyps[i].parent < 0) roots.push_back(i);
-  std::stable_sort(roots.begin(), roots.end(),
-                   [&](size_t a, size_t b) { return hyps[a].score < hyps[b].score; });
-  for (size_t k = 0; k < roots.size();) {
-    Hypothesis& h = hyps[roots[k]];
-    const CauseRule& hc = causes[size_t(h.cause)];
-    size_t target = SIZE_MAX;
-    for (size_t j = 0; j < roots.size() && !hc.defers_to.empty(); ++j) {
-      if (j == k) continue;
-      const Hypothesis& r = hyps[roots[j]];
-      const CauseRule& rc = causes[size_t(r.cause)];
-      const bool named = std::any_of(hc.defers_to.begin(), hc.defers_to.end(),
-                                     [&](const std::string& d) { return IdMatches(d, rc.id); });
-      if (!named) continue;
-      // A written cause takes it; another deferring one only when stronger (roots run weakest
-      // first, so the strongest of a group is left standing).
-      if (rc.defers_to.empty() || j > k) {
-        if (target == SIZE_MAX || causes[size_t(hyps[roots[target]].cause)].defers_to.size() >
-                                      rc.defers_to.size())
-          target = j;
-      }
-    }
-    if (target == SIZE_MAX) {
-      ++k;
-      continue;
-    }
-    Hypothesis& r = hyps[roots[target]];
-    r.evidence.insert(r.evidence.end(), h.evidence.begin(), h.evidence.end());
-    std::sort(r.evidence.begin(), r.evidence.end());
-    r.evidence.erase(std::unique(r.evidence.begin(), r.evidence.end()), r.evidence.end());
-    r.symptoms.insert(r.symptoms.end(), h.symptoms.begin(), h.symptoms.end());
-    r.score = std::max(r.score, h.score);
-    r.signal_only = r.signal_only && h.signal_only;
-    roots.erase(roots.begin() + std::ptrdiff_t(k));
-  }
   std::stable_sort(roots.begin(), roots.end(),
                    [&](size_t a, size_t b) { return hyps[a].score > hyps[b].score; });
 
