@@ -320,6 +320,9 @@ bool ParseFrameLine(std::string_view tm, Frame& f) {
 
 enum class State { kFrames, kIPython, kMessage, kChain, kBlock };
 
+// How many lines after an exception's blank line are held waiting for a chain phrase.
+constexpr size_t kHeldLines = 8;
+
 struct Assembler::Slot {
   uint64_t first_line = 0;
   bool done = false;
@@ -340,7 +343,10 @@ struct Assembler::Open {
   bool adoptable = false;  // first line had a prefix: unprefixed frame lines may follow
   size_t base_indent = 0;  // indentation of a head line that starts the message
   bool any_exception = false;
-  std::vector<DecodedLine> blanks;  // blank lines held after an exception line
+  // Lines held after an exception line: blank ones, and after a blank one, text of the same
+  // envelope that may still turn out to be the message's own (a Python message may hold a blank
+  // line) if a chain phrase follows. Taken into the event when it does; line events otherwise.
+  std::vector<DecodedLine> blanks;
   std::list<Slot>::iterator slot;
 };
 
@@ -609,23 +615,43 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
     }
     case State::kMessage: {
       if (tm.empty()) {
-        if (o.blanks.size() >= 2) return Offer::kClose;
+        size_t trailing = 0;  // blank lines at the end of what is held
+        while (trailing < o.blanks.size() &&
+               TrimLeft(TrimRight(o.blanks[o.blanks.size() - 1 - trailing].message)).empty())
+          ++trailing;
+        if (trailing >= 2) return Offer::kClose;
         o.blanks.emplace_back();
         SwapLines(o.blanks.back(), line);
         return Offer::kTaken;
       }
       if (IsChainPhrase(tm)) {
-        for (auto& b : o.blanks) Append(o, b);
+        // What was held belonged to the exception: blank lines and message text alike.
+        for (auto& b : o.blanks) {
+          const std::string_view bt = TrimLeft(TrimRight(b.message));
+          if (!bt.empty() && !o.ev.exceptions.empty()) {
+            std::string& msg = o.ev.exceptions.back().message;
+            msg.push_back('\n');
+            msg.append(TrimRight(b.message));
+          }
+          Append(o, b);
+        }
         o.blanks.clear();
         o.state = State::kChain;
         Append(o, line);
         return Offer::kTaken;
       }
-      if (!o.blanks.empty()) return Offer::kClose;
       if (IsTracebackHead(m)) return Offer::kClose;
       std::string_view ipy;
       if (IsIPythonHead(m, ipy)) return Offer::kClose;
       if (IsNewRecordLine(tm)) return Offer::kClose;
+      if (!o.blanks.empty()) {
+        // Text after a blank line: held while it may still be the message's (same envelope, a
+        // few lines), in case a chain phrase follows.
+        if (meta.shape() != o.shape || o.blanks.size() >= kHeldLines) return Offer::kClose;
+        o.blanks.emplace_back();
+        SwapLines(o.blanks.back(), line);
+        return Offer::kTaken;
+      }
       if (meta.shape() == o.shape && o.cont < limits_.max_message_lines && !o.ev.exceptions.empty()) {
         std::string& msg = o.ev.exceptions.back().message;
         if (!msg.empty() || o.cont > 0) msg.push_back('\n');
@@ -663,6 +689,9 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
       // in the same envelope (NCCL's watchdog writes its report as several [E...] lines).
       bool same_error = meta.shape() == o.shape && line.level &&
                         (*line.level == "ERROR" || *line.level == "CRITICAL");
+      // A traceback that a logger prints after its one-line summary ("Exception in worker ...:
+      // CUDA error: ...", then ", Traceback (most recent call last):") is a traceback of its own.
+      if (IsTracebackHead(m)) return Offer::kClose;
       if (IsBlockMember(m) || same_error) {
         for (auto& b : o.blanks) Append(o, b);
         o.blanks.clear();

@@ -6,6 +6,7 @@
 // table is tested without a line of code here.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -53,6 +54,24 @@ TEST(Vocabulary, EveryShippedTableNamesItsSourceAndHasRows) {
       EXPECT_GE(r.signature, 0) << t.id << " " << r.name;
       EXPECT_FALSE(r.samples.empty()) << t.id << " " << r.name;
     }
+  }
+}
+
+// docs/vocabulary-tables.md lists every table with its row count (scripts/vocabulary-tables.py).
+TEST(Vocabulary, TheDocsListEveryTableWithItsRowCount) {
+  auto rules = Shipped();
+  ASSERT_TRUE(rules);
+  std::ifstream in(std::string(TRIAGE_SOURCE_DIR) + "/docs/vocabulary-tables.md");
+  ASSERT_TRUE(in) << "docs/vocabulary-tables.md missing";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  for (const auto& t : rules->vocabularies()) {
+    const size_t at = doc.find("| `" + t.id + "` |");
+    ASSERT_NE(at, std::string::npos) << t.id << " is not in docs/vocabulary-tables.md";
+    const std::string line = doc.substr(at, doc.find('\n', at) - at);
+    EXPECT_NE(line.find("| " + std::to_string(t.rows.size()) + " |"), std::string::npos)
+        << t.id << ": the page's row count is stale (run scripts/vocabulary-tables.py): " << line;
   }
 }
 
