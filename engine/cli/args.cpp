@@ -74,6 +74,13 @@ bool Args::Parse(const std::vector<std::string>& argv) {
       }
       inline_value = argv[++i];
     }
+    // An empty path would silently mean "the default" further on (`--db ''` used the default
+    // database): a path or file option must name one.
+    if (inline_value->empty() && (spec->value_name == "PATH" || spec->value_name == "FILE" ||
+                                  spec->value_name == "DIR" || spec->value_name == "URL")) {
+      error_ = "option --" + spec->name + " needs a non-empty " + spec->value_name;
+      return false;
+    }
     values_.emplace(spec->name, *inline_value);
   }
   return true;

@@ -1,4 +1,6 @@
 // triage's entry point: dispatches to the registered subcommands.
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -6,6 +8,7 @@
 #include <vector>
 
 #include "command.h"
+#include "triage/core/rules.h"
 #include "triage/version.h"
 
 namespace triage::cli {
@@ -25,7 +28,13 @@ bool RegisterCommand(const Command& command) {
 const std::vector<Command>& Commands() { return Registry(); }
 
 void PrintError(std::string_view what, std::string_view why) {
-  std::cerr << "triage: " << what << ": " << why << "\n";
+  // A reason that already starts with what it concerns ("/x.log: no such file", as the sources'
+  // errors say) is not prefixed twice.
+  if (!what.empty() && why.size() > what.size() && why.compare(0, what.size(), what) == 0 &&
+      why[what.size()] == ':')
+    std::cerr << "triage: " << why << "\n";
+  else
+    std::cerr << "triage: " << what << ": " << why << "\n";
 }
 
 }  // namespace triage::cli
@@ -48,7 +57,24 @@ void PrintUsage(std::ostream& out) {
 
 }  // namespace
 
+// The report is the command's product: a write to standard output that failed (a full disk,
+// /dev/full, a closed pipe) is an error, reported and visible in the exit status.
+int CheckedExit(int code) {
+  std::cout.flush();
+  const bool failed = std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (failed) {
+    const int err = errno;
+    std::cerr << "triage: standard output: " << (err ? std::strerror(err) : "write failed")
+              << "\n";
+    return code == triage::cli::kExitOk || code == 1 ? triage::cli::kExitUsage : code;
+  }
+  return code;
+}
+
 int main(int argc, char** argv) {
+  // A file-size limit (RLIMIT_FSIZE) would kill the process with SIGXFSZ and no word; ignored,
+  // the write fails with EFBIG and is reported like the full disk it amounts to.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     PrintUsage(std::cerr);
@@ -61,13 +87,14 @@ int main(int argc, char** argv) {
   if (args[0] == "--version" || args[0] == "-V") {
     std::cout << "triage " << TRIAGE_VERSION_STRING << "\n"
               << "cuda kernels: " << (TRIAGE_BUILT_WITH_KERNELS ? "yes" : "no") << "\n"
-              << "hyperscan: no\n";
+              << "hyperscan: " << triage::core::PrefilterBackend() << "\n";
     return triage::cli::kExitOk;
   }
   for (const auto& c : triage::cli::Commands()) {
     if (args[0] == c.name) {
       args.erase(args.begin());
-      return c.run(args);
+      errno = 0;
+      return CheckedExit(c.run(args));
     }
   }
   triage::cli::PrintError(args[0], "unknown command (see 'triage --help')");

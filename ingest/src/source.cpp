@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,14 +82,31 @@ class GzipSource final : public ByteSource {
 
   Result<size_t> Read(char* buf, size_t n) override {
     if (!ok_init_) return Status::Unavailable(name() + ": zlib initialisation failed");
+    // An error found after good bytes were inflated into the caller's buffer (a bad CRC or
+    // corrupt data at the end of a member) is told on the next call: those bytes come first.
+    if (pending_) {
+      done_ = true;
+      Status st = std::move(*pending_);
+      pending_.reset();
+      return st;
+    }
     if (done_ || n == 0) return size_t{0};
+    auto fail = [&](Status st) -> Result<size_t> {
+      const size_t got = static_cast<size_t>(reinterpret_cast<char*>(zs_.next_out) - buf);
+      if (got == 0) {
+        done_ = true;
+        return st;
+      }
+      pending_ = std::move(st);
+      return got;
+    };
     zs_.next_out = reinterpret_cast<Bytef*>(buf);
     zs_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
     while (zs_.avail_out > 0) {
       if (zs_.avail_in == 0) {
         if (inner_eof_) break;
         auto r = inner_->Read(in_.data(), in_.size());
-        if (!r.ok()) return r.status();
+        if (!r.ok()) return fail(r.status());
         if (*r == 0) {
           inner_eof_ = true;
           break;
@@ -103,7 +121,7 @@ class GzipSource final : public ByteSource {
         // gzip(1) does with trailing garbage.
         if (zs_.avail_in == 0) {
           auto r = inner_->Read(in_.data(), in_.size());
-          if (!r.ok()) return r.status();
+          if (!r.ok()) return fail(r.status());
           if (*r == 0) {
             inner_eof_ = true;
             break;
@@ -121,7 +139,8 @@ class GzipSource final : public ByteSource {
       }
       if (rc == Z_BUF_ERROR && zs_.avail_in == 0) continue;  // needs more input
       if (rc != Z_OK) {
-        return Status::Corrupt(name() + ": gzip data is corrupt" + (zs_.msg ? std::string(": ") + zs_.msg : ""));
+        return fail(Status::Corrupt(name() + ": gzip data is corrupt" +
+                                    (zs_.msg ? std::string(": ") + zs_.msg : "")));
       }
     }
     size_t produced = static_cast<size_t>(reinterpret_cast<char*>(zs_.next_out) - buf);
@@ -146,6 +165,7 @@ class GzipSource final : public ByteSource {
   bool in_member_ = true;
   bool trailing_ = false;
   bool done_ = false;
+  std::optional<Status> pending_;  // an error to tell after the bytes read before it
 };
 
 }  // namespace

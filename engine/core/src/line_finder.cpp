@@ -140,4 +140,16 @@ FindLines LineFinderDatabase::MakeFinder() const { return {}; }
 LineFinderDatabase::LineFinderDatabase(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LineFinderDatabase::~LineFinderDatabase() = default;
 
+// What the whole-buffer prefilter of this build is: the Hyperscan version linked (and whether
+// this CPU can run it), or that the build has none.
+std::string LineFinderBackend() {
+#if defined(TRIAGE_HAVE_HYPERSCAN)
+  std::string out = std::string("yes (Hyperscan ") + hs_version() + ")";
+  if (hs_valid_platform() != HS_SUCCESS) out += ", not usable on this CPU";
+  return out;
+#else
+  return "no";
+#endif
+}
+
 }  // namespace triage::core::detail

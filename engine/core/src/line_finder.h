@@ -42,4 +42,8 @@ class LineFinderDatabase {
   std::unique_ptr<Impl> impl_;
 };
 
+// "yes (Hyperscan 5.4.0 2023-...)" when the build linked Hyperscan, "no" otherwise (for
+// `triage --version`).
+std::string LineFinderBackend();
+
 }  // namespace triage::core::detail

@@ -1158,6 +1158,8 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
   return set_;
 }
 
+std::string PrefilterBackend() { return detail::LineFinderBackend(); }
+
 RuleLoadResult LoadRules(const std::vector<std::string>& folders) {
   RuleLoadResult out;
   RuleSetBuilder b(out.diagnostics);

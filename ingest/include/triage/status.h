@@ -33,8 +33,13 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
 
   // "what: why" with a prefix naming the caller's context, e.g. Annotate("rules/cuda.toml:42").
+  // A message that already starts with that context ("/x.db: ...") is left as it is, so that a
+  // path is not named twice.
   Status Annotate(const std::string& context) const {
     if (ok()) return *this;
+    if (message_.size() > context.size() && message_.compare(0, context.size(), context) == 0 &&
+        message_[context.size()] == ':')
+      return *this;
     return Status(kind_, context + ": " + message_);
   }
 

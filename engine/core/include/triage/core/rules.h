@@ -213,6 +213,9 @@ class RuleSet {
 // bare branch, everything optional...). Exposed for tests and `rules list`.
 std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_length = 4);
 
+// The whole-buffer literal prefilter this build has: "yes (Hyperscan <version>)" or "no".
+std::string PrefilterBackend();
+
 // Completes `captures` from the knowledge tables: `sm` normalised ("sm_120", "12.0" -> "120"),
 // `family` from `sm`, `sm` from a product name in `gpu`, `required` from the architecture's and
 // libraries' minimums, `min_driver` from the CUDA major of `required`/`cuda`. Existing captures

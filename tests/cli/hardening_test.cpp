@@ -1,0 +1,142 @@
+// Regression tests of the faults a probe of bad inputs, bad outputs and hostile logs found, one
+// test named after each (the numbers are the items of the hardening issue).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code = -1;        // exit status, -1 when killed by a signal
+  int signal = 0;
+  std::string out;
+  std::string err;
+};
+
+fs::path Tmp() {
+  const fs::path dir = fs::temp_directory_path() / ("triage-hardening-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Runs the built binary with the shipped rules, no user config; `prefix` is put before it in
+// the shell command (a ulimit), `redirect` replaces the capture of standard output.
+Outcome Triage(const std::string& args, const std::string& prefix = "", const std::string& redirect = "") {
+  const fs::path tmp = Tmp();
+  const std::string out = (tmp / "out").string(), err = (tmp / "err").string();
+  const std::string cmd = prefix + " env -u TRIAGE_DB NO_COLOR=1 HOME=" + tmp.string() +
+                          " XDG_CONFIG_HOME=" + (tmp / "config").string() +
+                          " XDG_STATE_HOME=" + (tmp / "state").string() + " " + TRIAGE_BINARY + " " +
+                          args + " </dev/null " + (redirect.empty() ? ">" + out : redirect) + " 2>" + err;
+  const int status = std::system(("sh -c '" + cmd + "'").c_str());
+  Outcome r;
+  if (WIFEXITED(status)) {
+    r.code = WEXITSTATUS(status);
+    // sh reports a child killed by a signal as 128 + the signal
+    if (r.code > 128 && r.code < 128 + 65) r.signal = r.code - 128;
+  }
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string Write(const std::string& name, const std::string& text) {
+  const fs::path p = Tmp() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+const char* kCrash =
+    "INFO starting\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/srv/main.py\", line 3, in <module>\n"
+    "    run()\n"
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+
+std::string Gzip(const std::string& text) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(text.size() + 1024, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+// 1. A .gz whose CRC is wrong still gives the failure it holds, with the error.
+TEST(Hardening, Item1_GzipWithABadCrcKeepsTheLinesBeforeTheError) {
+  std::string gz = Gzip(kCrash);
+  gz[gz.size() - 8] = char(gz[gz.size() - 8] ^ 0xff);  // the CRC32 of the trailer
+  const std::string path = Write("badcrc.log.gz", gz);
+  Outcome r = Triage("analyze --no-store --json " + path);
+  EXPECT_NE(r.out.find("cuda.illegal_memory_access"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("corrupt"), std::string::npos) << r.err;
+  EXPECT_EQ(r.code, 2);
+}
+
+// 2. A report that cannot be written is an error, not exit 0.
+TEST(Hardening, Item2_WriteErrorsOnStandardOutputAreReported) {
+  const std::string path = Write("crash.log", kCrash);
+  Outcome r = Triage("analyze --no-store --json " + path, "", ">/dev/full");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("standard output"), std::string::npos) << r.err;
+}
+
+// 9. `--db ''` is bad usage, not the default database.
+TEST(Hardening, Item9_AnEmptyDbPathIsRefused) {
+  Outcome r = Triage("history --db \"\"");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--db"), std::string::npos) << r.err;
+}
+
+// 10. Under a file-size limit the process reports the failed write instead of dying of SIGXFSZ.
+TEST(Hardening, Item10_AFileSizeLimitIsReportedNotASignal) {
+  std::string big;
+  for (int i = 0; i < 400; ++i) big += std::string("RuntimeError: CUDA error: out of memory ") + std::to_string(i) + "\n" + kCrash;
+  const std::string log = Write("many.log", big);
+  const std::string db = (Tmp() / "limited.db").string();
+  fs::remove(db);
+  Outcome r = Triage("analyze --db " + db + " " + log, "ulimit -f 16;", ">/dev/null");
+  EXPECT_EQ(r.signal, 0) << "killed by signal " << r.signal;
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("triage: "), std::string::npos) << r.err;
+}
+
+// 11. An error names the path once.
+TEST(Hardening, Item11_ErrorMessagesNameThePathOnce) {
+  const std::string missing = (Tmp() / "absent.log").string();
+  Outcome r = Triage("analyze --no-store " + missing);
+  EXPECT_EQ(r.code, 2);
+  const size_t first = r.err.find(missing);
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(missing, first + 1), std::string::npos) << r.err;
+}
+
+// 13. --version says what the build linked for the prefilter, not a constant.
+TEST(Hardening, Item13_VersionSaysWhetherHyperscanIsLinked) {
+  Outcome r = Triage("--version");
+  EXPECT_EQ(r.code, 0);
+#if defined(TRIAGE_EXPECT_LINE_FINDER)
+  EXPECT_NE(r.out.find("hyperscan: yes (Hyperscan "), std::string::npos) << r.out;
+#else
+  EXPECT_NE(r.out.find("hyperscan: no"), std::string::npos) << r.out;
+#endif
+}
+
+}  // namespace
