@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "triage/core/rules.h"
@@ -374,19 +376,27 @@ std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_len
   auto cover = d.Run();
   if (!cover) return {};
   // A string that contains another string of the cover adds nothing: whatever contains it
-  // contains the shorter one too (case ignored, as the scanner compares).
-  auto lower = [](std::string s) {
-    for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
+  // contains the shorter one too (case ignored, as the scanner compares); of equal strings the
+  // first is kept. Looked up by the lengths the cover has, not string by string: an alternation
+  // of thousands of words must not cost a pass over all of them for each one.
+  const size_t n = cover->size();
+  std::vector<std::string> low(n);
+  for (size_t i = 0; i < n; ++i) {
+    low[i] = (*cover)[i];
+    for (auto& c : low[i]) c = char(std::tolower(static_cast<unsigned char>(c)));
+  }
+  std::unordered_map<size_t, std::unordered_set<std::string_view>> by_length;
+  for (const auto& l : low) by_length[l.size()].insert(l);
+  std::unordered_set<std::string_view> seen;
   std::vector<std::string> out;
-  for (size_t i = 0; i < cover->size(); ++i) {
-    const std::string li = lower((*cover)[i]);
-    bool redundant = false;
-    for (size_t j = 0; j < cover->size() && !redundant; ++j) {
-      if (i == j) continue;
-      const std::string lj = lower((*cover)[j]);
-      if (li.find(lj) != std::string::npos && (lj.size() < li.size() || j < i)) redundant = true;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view li = low[i];
+    bool redundant = !seen.insert(li).second;
+    for (const auto& [len, set] : by_length) {
+      if (redundant) break;
+      if (len >= li.size()) continue;
+      for (size_t off = 0; off + len <= li.size() && !redundant; ++off)
+        redundant = set.count(li.substr(off, len)) > 0;
     }
     if (!redundant) out.push_back((*cover)[i]);
   }
