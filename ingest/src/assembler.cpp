@@ -735,16 +735,18 @@ void Assembler::Close(Open* o, bool truncated) {
   std::vector<DecodedLine> blanks = std::move(o->blanks);
   auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& p) { return p.get() == o; });
   open_.erase(it);
-  for (auto& b : blanks) {
-    auto pos = queue_.end();
-    while (pos != queue_.begin() && std::prev(pos)->first_line > b.number) --pos;
-    Slot& bs = *queue_.emplace(pos);
-    bs.first_line = b.number;
-    bs.done = true;
-    FillLineEvent(bs.ev, b);
-    bs.bytes = 64 + bs.ev.Text().size();
-    queued_bytes_ += bs.bytes;
-  }
+  for (auto& b : blanks) QueueLineEvent(b);
+}
+
+void Assembler::QueueLineEvent(DecodedLine& line) {
+  auto pos = queue_.end();
+  while (pos != queue_.begin() && std::prev(pos)->first_line > line.number) --pos;
+  Slot& bs = *queue_.emplace(pos);
+  bs.first_line = line.number;
+  bs.done = true;
+  FillLineEvent(bs.ev, line);
+  bs.bytes = 64 + bs.ev.Text().size();
+  queued_bytes_ += bs.bytes;
 }
 
 void Assembler::Drain() {
@@ -753,6 +755,26 @@ void Assembler::Drain() {
     Deliver(std::move(queue_.front().ev));
     queue_.pop_front();
   }
+}
+
+void Assembler::Elide(Open& o) {
+  constexpr size_t kHead = 64, kTail = 64;  // lines kept at each end
+  constexpr size_t kFrameEnds = 32;         // frames kept at each end
+  auto& lines = o.ev.lines;
+  // The lines let go are not lost: they become line events, in input order, as the blank lines
+  // held after an exception do.
+  auto let_go = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) {
+      o.bytes -= std::min(o.bytes, lines[k].message.size() + lines[k].display.size() + 64);
+      QueueLineEvent(lines[k]);
+    }
+    lines.erase(lines.begin() + std::ptrdiff_t(from), lines.begin() + std::ptrdiff_t(to));
+  };
+  if (lines.size() > kHead + kTail) let_go(kHead, lines.size() - kTail);
+  else if (lines.size() > 2) let_go(1, lines.size() - 1);  // few but very long lines
+  auto& frames = o.ev.frames;
+  if (frames.size() > 2 * kFrameEnds)
+    frames.erase(frames.begin() + std::ptrdiff_t(kFrameEnds), frames.end() - std::ptrdiff_t(kFrameEnds));
 }
 
 void Assembler::AfterLine(Open* taker, std::string_view key) {
@@ -764,6 +786,10 @@ void Assembler::AfterLine(Open* taker, std::string_view key) {
                             ? o->foreign > limits_.frames_window
                             : o->foreign > limits_.message_window;
     bool too_big = o->ev.lines.size() >= limits_.max_event_lines || o->bytes >= limits_.max_event_bytes;
+    if (too_big && !waiting_long && (o->state == State::kFrames || o->state == State::kIPython)) {
+      Elide(*o);
+      too_big = o->ev.lines.size() >= limits_.max_event_lines || o->bytes >= limits_.max_event_bytes;
+    }
     if (waiting_long || too_big) {
       Close(o, true);
       continue;

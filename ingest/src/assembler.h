@@ -74,6 +74,11 @@ class Assembler {
   void EmitLine(DecodedLine& line);
   void Close(Open* o, bool truncated);
   void Append(Open& o, DecodedLine& line);
+  // A traceback grown past the caps (a deep recursion): its middle lines and frames are let go,
+  // its first and last ones kept, so that the exception that ends it still joins it.
+  void Elide(Open& o);
+  // `line` as a finished line event, queued in input order.
+  void QueueLineEvent(DecodedLine& line);
   void AfterLine(Open* taker, std::string_view key);
   void Drain();
   void Deliver(Event&& ev);

@@ -558,3 +558,30 @@ TEST(MayStartMultiLine, FindsEveryStarterAnywhereInARawLine) {
 
 }  // namespace
 }  // namespace triage::ingest
+
+namespace triage::ingest {
+namespace {
+
+// Hardening item 7: a traceback of over 2,000 lines (a deep recursion) lost its exception line,
+// and an unclassified failure got a frame line as its title. Its middle is let go (as line
+// events: nothing is lost); its head, its tail and the exception that ends it stay one event.
+TEST(Hardening, Item7_ALongTracebackKeepsItsExceptionLine) {
+  std::string text = "Traceback (most recent call last):\n";
+  for (int i = 0; i < 3000; ++i) text += "  File \"deep.py\", line 7, in recurse\n    return recurse(n - 1)\n";
+  text += "ValueError: bad input 42\n";
+  auto ev = Assemble(text);
+  auto tbs = Tracebacks(ev);
+  ASSERT_EQ(tbs.size(), 1u);
+  ASSERT_FALSE(tbs[0].exceptions.empty());
+  EXPECT_EQ(tbs[0].exceptions.back().type, "ValueError");
+  EXPECT_EQ(tbs[0].exceptions.back().message, "bad input 42");
+  EXPECT_FALSE(tbs[0].truncated);
+  EXPECT_EQ(tbs[0].first_line, 1u);
+  EXPECT_EQ(tbs[0].last_line, 6002u);
+  size_t lines = 0;
+  for (const auto& e : ev) lines += e.lines.size();
+  EXPECT_EQ(lines, 6002u);
+}
+
+}  // namespace
+}  // namespace triage::ingest
