@@ -56,9 +56,30 @@ const char* ScopeExceptionName(ScopeException e) {
 // ------------------------------------------------------------------------------------------
 // The compiled matcher.
 
+namespace {
+RE2::Options MatchOptions();
+}  // namespace
+
 struct RuleSet::Compiled {
-  std::vector<std::unique_ptr<RE2>> regex;           // per signature (null if it failed)
-  std::vector<std::vector<std::string>> group_names;  // per signature: name of each group, by index
+  // Each signature's regex, compiled the first time a text is a candidate for it: most of the
+  // thousand-odd signatures never see one, and compiling them all cost every start a quarter of
+  // a second. Safe to reach from several threads at once (one compile, under its once_flag).
+  struct LazyRegex {
+    std::once_flag once;
+    std::unique_ptr<RE2> re;          // null if it does not compile
+    std::vector<std::string> names;   // the name of each capturing group, by index
+  };
+  std::unique_ptr<LazyRegex[]> regex;
+  const LazyRegex& Regex(const SignatureRule& rule, size_t s) const {
+    LazyRegex& r = regex[s];
+    std::call_once(r.once, [&] {
+      auto re = std::make_unique<RE2>(rule.pattern, MatchOptions());
+      r.names.assign(size_t(re->NumberOfCapturingGroups()) + 1, std::string());
+      for (const auto& [idx, name] : re->CapturingGroupNames()) r.names[size_t(idx)] = name;
+      if (re->ok()) r.re = std::move(re);
+    });
+    return r;
+  }
   detail::LiteralScanner scanner;          // every literal: candidates for matching
   detail::LiteralScanner keep_scanner;     // literals of signatures that are not only benign
   detail::LiteralScanner benign_scanner;   // literals of benign-only signatures
@@ -178,7 +199,8 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
   for (int s : scratch) {
     const SignatureRule& rule = sigs[size_t(s)];
     if (!InScope(rule, place, last_exception)) continue;
-    const RE2* re = c.regex[size_t(s)].get();
+    const RuleSet::Compiled::LazyRegex& lazy = c.Regex(rule, size_t(s));
+    const RE2* re = lazy.re.get();
     if (!re) continue;
     const re2::StringPiece sp(text.data(), text.size());
     if (!re->Match(sp, 0, sp.size(), RE2::UNANCHORED, nullptr, 0)) continue;
@@ -192,7 +214,7 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
     hit.matched = std::string(sub[0].data(), sub[0].size());
     hit.exception_index = exception_index;
     hit.final_exception = place == Place::kException && last_exception;
-    const auto& names = c.group_names[size_t(s)];
+    const auto& names = lazy.names;
     for (int g = 1; g <= ngroups; ++g) {
       if (size_t(g) < names.size() && !names[size_t(g)].empty() && sub[size_t(g)].data())
         hit.captures[names[size_t(g)]] = std::string(sub[size_t(g)].data(), sub[size_t(g)].size());
@@ -739,17 +761,46 @@ std::string WordRegex(std::string_view value) {
 struct RenderedForm {
   std::string regex;
   std::string sample;  // the form as a log would show it ({*} as "x", {#} as "1")
+  std::string anchor;  // the form's longest fixed text, the same for every row
 };
+
+// The longest piece of a form's fixed text that every match shows byte for byte: runs of two
+// or more blanks (any run of blanks matches them) and bytes a JSON envelope rewrites end a
+// piece, as they do a derived literal (docs/rule-format.md, "The prefilter").
+std::string LongestFixedPiece(std::string_view text) {
+  std::string best, cur;
+  auto done = [&] {
+    while (!cur.empty() && cur.back() == ' ') cur.pop_back();
+    size_t lead = cur.find_first_not_of(' ');
+    if (lead != std::string::npos && cur.size() - lead > best.size()) best = cur.substr(lead);
+    cur.clear();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool blank_run = (c == ' ' || c == '\t') && i + 1 < text.size() &&
+                           (text[i + 1] == ' ' || text[i + 1] == '\t');
+    if (blank_run || c == '\t' || c == '<' || c == '>' || c == '&' || c < 0x20 || c >= 0x7f) {
+      done();
+      while (i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '\t')) ++i;
+      continue;
+    }
+    cur.push_back(char(c));
+  }
+  done();
+  return best;
+}
 
 // One form of one row: nullopt when it names a value the row lacks. `bad` gets a placeholder
 // the format does not know.
 std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRow& row,
-                                       std::string& bad) {
+                                       std::string_view name_prefix, std::string& bad) {
   RenderedForm out;
   std::string literal;
   auto flush = [&] {
     out.regex += LiteralRegex(literal);
     out.sample += literal;
+    if (std::string piece = LongestFixedPiece(literal); piece.size() > out.anchor.size())
+      out.anchor = std::move(piece);
     literal.clear();
   };
   for (size_t i = 0; i < form.size();) {
@@ -772,6 +823,9 @@ std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRo
       if (value->empty()) return std::nullopt;
       out.regex += name == "text" ? LiteralRegex(*value) : WordRegex(*value);
       out.sample += *value;
+      // Every row's name starts with the table's common prefix ("cudaError", "NVML_ERROR_"):
+      // fixed text of the form like any other.
+      if (name == "name" && name_prefix.size() > out.anchor.size()) out.anchor = std::string(name_prefix);
     } else if (name == "*") {
       out.regex += ".*?";
       out.sample += "x";
@@ -798,6 +852,9 @@ std::string VocabularySignatureId(const std::string& table, const std::string& n
     id += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
   return id;
 }
+
+// A form's fixed text at least this long is the prefilter's literal for all its rows.
+constexpr size_t kAnchorMin = 7;
 
 bool IsTableId(std::string_view id) {
   if (id.empty()) return false;
@@ -871,6 +928,28 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
   }
   std::map<std::string, CauseRule> causes;  // taxonomy id -> the cause its rows support
   std::set<std::string> names;
+  // The prefix all the table's row names share, as far as it is plain text (for the prefilter).
+  std::string name_prefix;
+  {
+    bool first = true;
+    for (const auto& e : *rows) {
+      const toml::table* t = e.as_table();
+      const toml::node* n = t ? t->get("name") : nullptr;
+      if (!n || !n->is_string()) continue;
+      const std::string& nm = n->as_string()->get();
+      if (first) {
+        name_prefix = nm;
+        first = false;
+      } else {
+        size_t k = 0;
+        while (k < name_prefix.size() && k < nm.size() && name_prefix[k] == nm[k]) ++k;
+        name_prefix.resize(k);
+      }
+    }
+    const std::string piece = LongestFixedPiece(name_prefix);
+    if (piece.size() != name_prefix.size() || name_prefix.find(' ') != std::string::npos)
+      name_prefix.clear();
+  }
   for (const auto& e : *rows) {
     const toml::table* t = e.as_table();
     if (!t) {
@@ -906,13 +985,26 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
     }
     std::string alternatives;
     std::string bad;
+    // The prefilter's literals: a form's fixed text where it is long enough to be selective
+    // ("CUDA error: ", "NVRM: Xid ("), shared by every row of the table, so that a table of a
+    // hundred rows adds a few literals to the scan, not hundreds; else the literal the row's
+    // own words give (a bare `{name}`). Either is in every match of its form.
+    std::vector<std::string> cover;
+    bool cover_ok = true;
     for (const auto& f : row_forms) {
-      auto r = RenderForm(f, row, bad);
+      auto r = RenderForm(f, row, name_prefix, bad);
       if (!bad.empty()) break;
       if (!r) continue;
       if (std::find(row.samples.begin(), row.samples.end(), r->sample) != row.samples.end()) continue;
       alternatives += (alternatives.empty() ? "" : "|") + ("(?:" + r->regex + ")");
       row.samples.push_back(r->sample);
+      if (r->anchor.size() >= kAnchorMin) {
+        cover.push_back(r->anchor);
+      } else {
+        auto own = DeriveLiterals(r->regex, detail::LiteralScanner::kMinLiteral);
+        if (own.empty()) cover_ok = false;
+        cover.insert(cover.end(), own.begin(), own.end());
+      }
     }
     if (!bad.empty()) {
       Fault(file, rl, "vocabulary '" + table.id + "': unknown placeholder {" + bad + "} in a form");
@@ -930,7 +1022,14 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
       Fault(file, rl, "vocabulary '" + table.id + "': row '" + row.name + "' gives a pattern that does not compile: " + re.error());
       continue;
     }
-    s.literals = DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral);
+    if (cover_ok && !cover.empty()) {
+      std::sort(cover.begin(), cover.end());
+      cover.erase(std::unique(cover.begin(), cover.end()), cover.end());
+      s.literals = std::move(cover);
+      s.literal_given = true;
+    } else {
+      s.literals = DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral);
+    }
     s.kind = kind;
     s.strength = row_strength;
     s.fatal = row_fatal;
@@ -1093,13 +1192,9 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
   std::vector<std::string> literals;
   std::map<std::string, size_t> literal_index;
   RE2::Options opts = MatchOptions();
+  c->regex = std::make_unique<RuleSet::Compiled::LazyRegex[]>(rs.signatures_.size());
   for (size_t i = 0; i < rs.signatures_.size(); ++i) {
     const SignatureRule& s = rs.signatures_[i];
-    auto re = std::make_unique<RE2>(s.pattern, opts);
-    std::vector<std::string> names(size_t(re->NumberOfCapturingGroups()) + 1);
-    for (const auto& [idx, name] : re->CapturingGroupNames()) names[size_t(idx)] = name;
-    c->group_names.push_back(std::move(names));
-    c->regex.push_back(re->ok() ? std::move(re) : nullptr);
     if (s.literals.empty()) {
       c->unfiltered.push_back(int(i));
       continue;
