@@ -37,6 +37,14 @@ if grep -q '^\[  SKIPPED \]' "$out/gpu-tests.log"; then
   status=1
 fi
 
+echo "== live suite (tests/gpu/live/run.sh): failures provoked here, analysed and verified here" | tee -a "$summary"
+here=$(cd "$(dirname "$0")/.." && pwd)
+bash "$here/tests/gpu/live/run.sh" "$bin/triage" "$out/live" 2>&1 | tee -a "$summary"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+echo "== host checks (tests/gpu/live/host_checks.sh): corpus with --verify, triage verify, watch --verify" | tee -a "$summary"
+bash "$here/tests/gpu/live/host_checks.sh" "$bin/triage" "$out/host" 2>&1 | tee -a "$summary"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
 echo "== triage doctor" | tee -a "$summary"
 allow=()
 for env in /opt/torch/.venv; do [ -d "$env" ] && allow+=(--allow "$env"); done

@@ -18,55 +18,6 @@
 namespace corpus_test {
 namespace {
 
-const char* const kTaxonomy[] = {
-    "cuda.toolkit_too_old_for_arch", "cuda.no_kernel_image", "cuda.driver_too_old",
-    "lib.arch_unsupported", "cuda.oom", "host.oom_killed", "python.symbol_missing",
-    "python.module_missing", "native.undefined_symbol", "native.lib_not_found", "jit.build_failed",
-    "cuda.illegal_memory_access", "nccl.failure", "gpu.hardware_fault", "net.port_in_use",
-    "native.crash", "engine.model_unsupported", "cuda.no_device", "python.version_conflict",
-    "host.disk_full", "host.shm_exhausted", "model.load_failed", "config.invalid", "host.permission",
-    "unclassified"};
-
-std::string BaseId(const std::string& cause) {
-  for (const char* t : kTaxonomy) {
-    std::string_view tv(t);
-    if (cause == tv || (cause.size() > tv.size() && cause.compare(0, tv.size(), tv) == 0 &&
-                        cause[tv.size()] == '.'))
-      return std::string(tv);
-  }
-  return cause;
-}
-
-std::vector<std::string> RankedCauses(const Json& doc) {
-  struct Inc {
-    double top;
-    size_t index;
-    std::vector<std::string> causes;
-  };
-  std::vector<Inc> incs;
-  const auto& list = doc.arr("incidents");
-  for (size_t i = 0; i < list.size(); ++i) {
-    std::vector<const Json*> cs;
-    for (const auto& c : list[i].arr("causes")) cs.push_back(&c);
-    std::stable_sort(cs.begin(), cs.end(),
-                     [](const Json* a, const Json* b) { return a->n("rank", 99) < b->n("rank", 99); });
-    Inc inc{cs.empty() ? 0.0 : cs[0]->n("score"), i, {}};
-    for (const Json* c : cs) inc.causes.push_back(BaseId(c->s("cause")));
-    incs.push_back(std::move(inc));
-  }
-  std::stable_sort(incs.begin(), incs.end(), [](const Inc& a, const Inc& b) {
-    return a.top != b.top ? a.top > b.top : a.index < b.index;
-  });
-  std::vector<std::string> out;
-  size_t depth = 0;
-  for (const auto& i : incs) depth = std::max(depth, i.causes.size());
-  for (size_t r = 0; r < depth; ++r)
-    for (const auto& i : incs)
-      if (r < i.causes.size() && std::find(out.begin(), out.end(), i.causes[r]) == out.end())
-        out.push_back(i.causes[r]);
-  return out;
-}
-
 bool Among(const std::vector<std::string>& got, const std::string& id, size_t n) {
   for (size_t i = 0; i < got.size() && i < n; ++i)
     if (got[i] == id) return true;

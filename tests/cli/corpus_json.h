@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -236,15 +237,71 @@ inline std::string TriageBinary() {
 }
 
 // `triage analyze` on one file, from the source folder (so that evidence paths are relative and
-// stable), with no user configuration or database taking part.
-inline RunResult Analyze(const std::string& rel_path, bool json) {
+// stable), with no user configuration or database taking part. `flags` go before the file
+// ("--verify ").
+inline RunResult Analyze(const std::string& rel_path, bool json, const std::string& flags = "") {
   std::string cmd = "cd " + ShellQuote(TRIAGE_SOURCE_DIR) +
                     " && tmp=$(mktemp -d) && env -u TRIAGE_DB HOME=$tmp XDG_CONFIG_HOME=$tmp/config "
                     "XDG_STATE_HOME=$tmp/state XDG_DATA_HOME=$tmp/data NO_COLOR=1 TRIAGE_RULES_DIR=" +
                     ShellQuote(std::string(TRIAGE_SOURCE_DIR) + "/rules") + " " +
                     ShellQuote(TriageBinary()) + " analyze " + (json ? "--json " : "") +
-                    "--no-store " + ShellQuote(rel_path) + " </dev/null 2>/dev/null; st=$?; rm -rf \"$tmp\"; exit $st";
+                    "--no-store " + flags + ShellQuote(rel_path) +
+                    " </dev/null 2>/dev/null; st=$?; rm -rf \"$tmp\"; exit $st";
   return RunCommand(cmd);
+}
+
+// --- the corpus scorer's view of a report (corpus_accuracy_test.cpp, corpus_verify_test.cpp) ---
+
+// The taxonomy ids (version 2) that a cause id is compared by.
+inline const char* const kTaxonomy[] = {
+    "cuda.toolkit_too_old_for_arch", "cuda.no_kernel_image", "cuda.driver_too_old",
+    "lib.arch_unsupported", "cuda.oom", "host.oom_killed", "python.symbol_missing",
+    "python.module_missing", "native.undefined_symbol", "native.lib_not_found", "jit.build_failed",
+    "cuda.illegal_memory_access", "nccl.failure", "gpu.hardware_fault", "net.port_in_use",
+    "native.crash", "engine.model_unsupported", "cuda.no_device", "python.version_conflict",
+    "host.disk_full", "host.shm_exhausted", "model.load_failed", "config.invalid", "host.permission",
+    "unclassified"};
+
+inline std::string BaseId(const std::string& cause) {
+  for (const char* t : kTaxonomy) {
+    std::string_view tv(t);
+    if (cause == tv || (cause.size() > tv.size() && cause.compare(0, tv.size(), tv) == 0 &&
+                        cause[tv.size()] == '.'))
+      return std::string(tv);
+  }
+  return cause;
+}
+
+// The ranked list of root causes as the corpus scorer builds it: incidents ordered by the score of
+// their rank-1 cause; every incident's rank-1 cause in that order, then every rank-2 cause...
+inline std::vector<std::string> RankedCauses(const Json& doc) {
+  struct Inc {
+    double top;
+    size_t index;
+    std::vector<std::string> causes;
+  };
+  std::vector<Inc> incs;
+  const auto& list = doc.arr("incidents");
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::vector<const Json*> cs;
+    for (const auto& c : list[i].arr("causes")) cs.push_back(&c);
+    std::stable_sort(cs.begin(), cs.end(),
+                     [](const Json* a, const Json* b) { return a->n("rank", 99) < b->n("rank", 99); });
+    Inc inc{cs.empty() ? 0.0 : cs[0]->n("score"), i, {}};
+    for (const Json* c : cs) inc.causes.push_back(BaseId(c->s("cause")));
+    incs.push_back(std::move(inc));
+  }
+  std::stable_sort(incs.begin(), incs.end(), [](const Inc& a, const Inc& b) {
+    return a.top != b.top ? a.top > b.top : a.index < b.index;
+  });
+  std::vector<std::string> out;
+  size_t depth = 0;
+  for (const auto& i : incs) depth = std::max(depth, i.causes.size());
+  for (size_t r = 0; r < depth; ++r)
+    for (const auto& i : incs)
+      if (r < i.causes.size() && std::find(out.begin(), out.end(), i.causes[r]) == out.end())
+        out.push_back(i.causes[r]);
+  return out;
 }
 
 }  // namespace corpus_test

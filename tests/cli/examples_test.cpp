@@ -1,6 +1,7 @@
 // The README's example logs (examples/sglang-blackwell, a reconstruction of DESIGN.md section 1)
 // and the counter-cases beside them in tests/data/counter.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <set>
 
@@ -20,6 +21,19 @@ std::set<int> EvidenceLines(const Json& c) {
   std::set<int> out;
   for (const auto& e : c.arr("evidence")) out.insert(int(e.n("line")));
   return out;
+}
+
+// The service crash's incident: the one whose evidence (its causes' or their symptoms') holds the
+// FlashInfer rejection at line 234.
+const Json* CrashIncident(const Json& doc) {
+  for (const auto& inc : doc.arr("incidents"))
+    for (const auto& c : inc.arr("causes")) {
+      std::set<int> lines = EvidenceLines(c);
+      for (const auto& s : c.arr("symptoms"))
+        for (const auto& e : s.arr("evidence")) lines.insert(int(e.n("line")));
+      if (lines.count(234)) return &inc;
+    }
+  return nullptr;
 }
 
 Json Report(const std::string& path) {
@@ -101,6 +115,57 @@ TEST(Examples, SglangBlackwellToolkitFirstFlashInferAsSymptom) {
     if (!cs.empty() && cs[0].n("score") > best) best = cs[0].n("score"), best_cause = cs[0].s("cause");
   }
   EXPECT_EQ(best_cause, "cuda.toolkit_too_old_for_arch");
+}
+
+// The defining case with --verify on this machine, which is not ct200 and (as far as the checks
+// can tell) has none of its RTX PRO 6000 GPUs: NVRTC 13.0 here targeting sm_120 says nothing of
+// the 12.8 that ct200 had, so the toolkit cause keeps its score and its first place, and its
+// checks are not_applicable with a reason naming both hosts and the GPU mismatch.
+TEST(Examples, SglangBlackwellVerifiedOnAnotherHostKeepsTheToolkitFirst) {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  const std::string here = name;
+  if (here == "ct200" || here.rfind("ct200.", 0) == 0) GTEST_SKIP() << "this machine is the log's host";
+  Json plain_doc = Report("examples/sglang-blackwell/sglang-server.log");
+  const Json* plain_crash = CrashIncident(plain_doc);
+  ASSERT_NE(plain_crash, nullptr);
+  ASSERT_FALSE(plain_crash->arr("causes").empty());
+  const double plain_score = plain_crash->arr("causes")[0].n("score");
+  RunResult r = Analyze("examples/sglang-blackwell/sglang-server.log", true, "--verify ");
+  ASSERT_EQ(r.status, 0);
+  Json doc = ParseJson(r.out);
+  const Json* crash = CrashIncident(doc);
+  ASSERT_NE(crash, nullptr) << "no incident holds the FlashInfer rejection (line 234)";
+  ASSERT_FALSE(crash->arr("causes").empty());
+  const Json& first = crash->arr("causes")[0];
+  EXPECT_EQ(first.s("cause"), "cuda.toolkit_too_old_for_arch");
+  EXPECT_EQ(int(first.n("rank")), 1);
+  EXPECT_DOUBLE_EQ(first.n("score"), plain_score) << "a verdict moved the score";
+  bool toolkits_seen = false;
+  for (const auto& v : first.arr("verifications")) {
+    EXPECT_EQ(v.s("verdict"), "not_applicable") << v.s("verifier") << ": " << v.s("reason");
+    const std::string reason = v.s("reason");
+    EXPECT_TRUE(Contains(reason, "the log is from ct200 with SM 12.x GPUs")) << reason;
+    EXPECT_TRUE(Contains(reason, "RTX PRO 6000")) << reason;
+    EXPECT_TRUE(Contains(reason, "this host is " + here)) << reason;
+    toolkits_seen |= v.s("verifier") == "cuda.toolkits";
+  }
+  EXPECT_TRUE(toolkits_seen) << "no cuda.toolkits verdict";
+  // Ranked as the corpus scorer ranks a log: still the toolkit first.
+  double best = -1;
+  std::string best_cause;
+  for (const auto& inc : doc.arr("incidents")) {
+    const auto& cs = inc.arr("causes");
+    if (!cs.empty() && cs[0].n("score") > best) best = cs[0].n("score"), best_cause = cs[0].s("cause");
+  }
+  EXPECT_EQ(best_cause, "cuda.toolkit_too_old_for_arch");
+  // The report says where the checks ran.
+  const Json* site = crash->get("verification");
+  ASSERT_NE(site, nullptr);
+  EXPECT_EQ(site->s("host"), here);
+  EXPECT_EQ(site->s("log_host"), "ct200");
+  ASSERT_NE(site->get("other_host"), nullptr);
+  EXPECT_TRUE(site->get("other_host")->b);
 }
 
 // The EAGLE-3 service, OOM-killed an hour earlier: "Killed" (225), then dmesg's oom-killer lines

@@ -20,12 +20,12 @@ TEST(Doctor, EveryHostCheckReportsAndGpuOnesAreUnavailableWithoutADriver) {
   for (const auto& c : checks) names.push_back(c.name);
   EXPECT_EQ(names, (std::vector<std::string>{"gpu.devices", "cuda.toolkits", "cuda.compile_launch",
                                              "cuda.fatbin", "cuda.memory", "gpu.health", "gpu.peers",
-                                             "host.oom"}));
+                                             "host.oom", "host.disk", "host.shm", "gpu.visible"}));
   for (const auto& c : checks) {
     EXPECT_FALSE(c.detail.empty()) << c.name;
     EXPECT_EQ(c.facts_json.front(), '{') << c.name;
     if (c.name == "gpu.devices" || c.name == "cuda.memory" || c.name == "gpu.peers" ||
-        c.name == "gpu.health" ||
+        c.name == "gpu.health" || c.name == "gpu.visible" ||
         (c.name == "cuda.compile_launch" &&
          (kernels::HavePrebuilt() || !detail::FindToolkits(VerifyConfig{}).empty()))) {
       EXPECT_EQ(c.status, HostStatus::kUnavailable) << c.name;

@@ -142,6 +142,24 @@ TEST(GpuReasons, HealthFindsXidWithoutNvml) {
   EXPECT_NE(f.reason.find("1 Xid events"), std::string::npos) << f.reason;
 }
 
+// Xid 13 and 31 are a program's own fault (an exception, an MMU fault), not the hardware's; and a
+// hardware fault found says nothing of whether the service's kernel faulted.
+TEST(GpuReasons, HealthTellsProgramXidsFromHardwareOnes) {
+  testing::TempDir log;
+  VerifyConfig config = WithDriverDir(log.path());
+  config.kernel_log_paths = {log.Write("kern.log",
+                                       "NVRM: Xid (PCI:0000:17:00): 31, pid=1234, name=python3, Ch 00000008, "
+                                       "intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f_00000000.\n"
+                                       "NVRM: Xid (PCI:0000:17:00): 13, pid=1234, Graphics Exception\n")};
+  Finding program = Ask("gpu.health", config, Hypothesis{"gpu.hardware_fault"});
+  EXPECT_NE(program.verdict, core::Verdict::kConfirmed) << program.reason;
+  EXPECT_NE(program.verdict, core::Verdict::kRefuted) << program.reason;
+  config.kernel_log_paths = {log.Write("hw.log", "NVRM: Xid (PCI:0000:17:00): 79, pid=1234, GPU has fallen off the bus.\n")};
+  Finding kernel = Ask("gpu.health", config, Hypothesis{"cuda.illegal_memory_access"});
+  EXPECT_EQ(kernel.verdict, core::Verdict::kInconclusive) << kernel.reason;
+  EXPECT_NE(kernel.reason.find("point at gpu.hardware_fault"), std::string::npos) << kernel.reason;
+}
+
 TEST(GpuReasons, UnreadableKernelLogIsPermission) {
   testing::TempDir empty;
   VerifyConfig config = WithDriverDir(empty.path());

@@ -166,3 +166,25 @@ TEST(ProgramPolicy, DotDotCannotEscapeAPrefix) {
 
 }  // namespace
 }  // namespace triage::verifiers
+
+namespace triage::verifiers {
+namespace {
+
+// The defining case's interpreter (/opt/sglang/venv) on a host that lacks it: the log is another
+// machine's, whatever this host's own python3 would say. Nothing runs.
+TEST(PythonEnvApplicability, AnInterpreterTheLogNamesThatIsNotHereIsNotApplicable) {
+  uint64_t before = detail::ProgramsStarted();
+  Finding f = Registry::Builtin().Find("python.env")->Check(
+      VerifyConfig{}, Hypothesis{"python.symbol_missing",
+                                 {{"path", "/nonexistent-triage/venv/lib/python3.12/site-packages/flashinfer/jit/env.py"},
+                                  {"module", "flashinfer.jit.env"},
+                                  {"symbol", "current_compilation_context"}}});
+  EXPECT_EQ(f.verdict, core::Verdict::kNotApplicable) << f.reason;
+  EXPECT_NE(f.reason.find("the log's interpreter /nonexistent-triage/venv/bin/python3 is not on this host"),
+            std::string::npos)
+      << f.reason;
+  EXPECT_EQ(detail::ProgramsStarted(), before);
+}
+
+}  // namespace
+}  // namespace triage::verifiers

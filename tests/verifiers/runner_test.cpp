@@ -146,12 +146,14 @@ TEST(Runner, AbsentCapturesReachTheVerifierAsAbsentArguments) {
   c.verify.push_back({"test.echoes", {{"x", "{x}"}}});
   c.verify.push_back({"test.echoes", {{"x", ""}}});
   c.verify.push_back({"test.echoes", {{"x", "{a} and {b}"}}});
+  c.verify.push_back({"test.echoes", {{"x", "<x>"}}});
   incident.causes.push_back(c);
   runner->VerifyIncident(incident);
-  ASSERT_EQ(incident.causes[0].verifications.size(), 3u);
+  ASSERT_EQ(incident.causes[0].verifications.size(), 4u);
   EXPECT_EQ(incident.causes[0].verifications[0].reason, "saw e.args with x=");
   EXPECT_EQ(incident.causes[0].verifications[1].reason, "saw e.args with x=");
   EXPECT_EQ(incident.causes[0].verifications[2].reason, "saw e.args with x={a} and {b}");
+  EXPECT_EQ(incident.causes[0].verifications[3].reason, "saw e.args with x=");
 }
 
 }  // namespace

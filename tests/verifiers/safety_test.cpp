@@ -108,7 +108,7 @@ TEST_F(PlantedLibrary, ALibraryOnLdLibraryPathIsResolvedWithoutLoadingIt) {
   Fresh r = CheckFresh("libplanted.so", "/nonexistent-triage-dir:" + lib_dir_.path(), "/");
   ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.out;
   EXPECT_FALSE(fs::exists(marker_)) << "the planted library's constructor ran";
-  EXPECT_TRUE(testing::StartsWith(r.out, "refuted\n")) << r.out;
+  EXPECT_TRUE(testing::StartsWith(r.out, "not_reproduced\n")) << r.out;
   EXPECT_NE(r.out.find("libplanted.so resolves to " + planted_ + " (LD_LIBRARY_PATH entry " + lib_dir_.path() + ")"),
             std::string::npos)
       << r.out;
@@ -120,7 +120,7 @@ TEST_F(PlantedLibrary, AnEmptyLdLibraryPathEntryIsTheCurrentFolderAndNothingLoad
   Fresh r = CheckFresh("libplanted.so", ":/nonexistent-triage-dir", lib_dir_.path());
   ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.out;
   EXPECT_FALSE(fs::exists(marker_)) << "the planted library's constructor ran";
-  EXPECT_TRUE(testing::StartsWith(r.out, "refuted\n")) << r.out;
+  EXPECT_TRUE(testing::StartsWith(r.out, "not_reproduced\n")) << r.out;
   EXPECT_NE(r.out.find("libplanted.so resolves to " + planted_ + " (the current folder " + lib_dir_.path() +
                        ", an empty LD_LIBRARY_PATH entry)"),
             std::string::npos)
@@ -146,7 +146,7 @@ TEST_F(PlantedLibrary, ALibraryPathUnderAnAllowedPrefixIsJudgedByItsHeaderNotLoa
   Finding f = Ask("native.lib", Hypothesis{"native.lib_not_found", {{"library", planted_}}}, config);
   ::unsetenv("TRIAGE_PLANTED_MARKER");
   EXPECT_FALSE(fs::exists(marker_)) << "the planted library's constructor ran";
-  EXPECT_EQ(f.verdict, core::Verdict::kRefuted) << f.reason;
+  EXPECT_EQ(f.verdict, core::Verdict::kNotReproduced) << f.reason;
   EXPECT_NE(f.reason.find(planted_ + " exists and is a loadable shared object"), std::string::npos) << f.reason;
 }
 

@@ -47,7 +47,9 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 }
 
 uint64_t ParseByteSize(const std::string& text) {
-  std::string t = Trim(text);
+  std::string t;
+  for (char c : Trim(text))
+    if (c != ',') t.push_back(c);  // thousands separators: "214,748,364,800 bytes" (CuPy)
   size_t i = 0;
   while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
   if (i == 0) return 0;

@@ -3,7 +3,10 @@
 // fatbin nvcc built ahead of time. Each result is compared with its CPU reference on fresh random
 // inputs. Verdict for lib.arch_unsupported: when the sampling kernel built for the device's
 // sm_XY matches the CPU reference, the GPU can do the operation and the library's own gate is
-// what refuses it.
+// what refuses it. Triage's kernels passing says the GPU and driver work: evidence about
+// gpu.hardware_fault only (there `not_reproduced`: the log's fault may have been transient or
+// cleared by a reset; a failure confirms), never about a fault in the service's own kernel
+// (cuda.illegal_memory_access) or the service's toolchain: inconclusive for those.
 #include <algorithm>
 #include <random>
 
@@ -179,18 +182,37 @@ class CudaCompileLaunch final : public Verifier {
                                       " matched the CPU reference on " + device.name +
                                       ": the GPU can do it; the library's gate is what refuses",
                                   facts);
+      // The library refusing this GPU is still what happened; a GPU that cannot do it only
+      // makes the refusal right (or points at a fault): nothing to refute.
       if (sampling_bad)
-        return Finding::Refuted("the sampling kernel for sm_" + std::to_string(arch) +
-                                    " does not match the CPU reference on " + device.name +
-                                    ": the GPU (or its driver) cannot do it",
-                                facts);
+        return Finding::Inconclusive("the sampling kernel for sm_" + std::to_string(arch) +
+                                         " does not match the CPU reference on " + device.name +
+                                         ": the GPU (or its driver) cannot do it, so the library's gate may "
+                                         "be right, or the GPU faulty",
+                                     facts);
       return Finding::Inconclusive("the sampling kernel did not run: " + failures, facts);
     }
-    if (all_ok)
-      return Finding::Refuted("compiled and launched for sm_" + std::to_string(arch) + " via " +
-                                  ran_list + "; every kernel matched its CPU reference",
-                              facts);
-    return Finding::Confirmed(failures, facts);
+    const std::string passed = "compiled and launched for sm_" + std::to_string(arch) + " via " + ran_list +
+                               "; every kernel matched its CPU reference";
+    if (h.cause.rfind("gpu.hardware_fault", 0) == 0) {
+      if (all_ok)
+        return Finding::NotReproduced(passed + ": the GPU computes correctly now (a fault the log shows may "
+                                      "have been transient or cleared by a reset)",
+                                      facts);
+      return Finding::Confirmed(failures, facts);
+    }
+    if (h.cause.rfind("cuda.illegal_memory_access", 0) == 0) {
+      if (all_ok)
+        return Finding::Inconclusive(passed + ": the GPU and driver work, which says nothing of the "
+                                     "service's own kernel",
+                                     facts);
+      return Finding::Inconclusive("triage's kernels fail too (" + failures + "): that points at the GPU "
+                                   "or its driver (gpu.hardware_fault), not at the service's kernel",
+                                   facts);
+    }
+    return Finding::Inconclusive((all_ok ? passed : failures) + "; with triage's kernels and NVRTC, not the "
+                                 "service's code or toolchain: no verdict for " + h.cause,
+                                 facts);
   }
 };
 

@@ -2,6 +2,10 @@
 // its .nv_fatbin entry headers by triage itself. Verdict for cuda.no_kernel_image: no SASS the
 // device can run (same major, minor not above the device's) and no PTX at or below its
 // architecture for the driver to JIT.
+#include <sys/stat.h>
+
+#include <cerrno>
+
 #include "common.h"
 #include "triage/kernels/kernels.h"
 #include "triage/verifiers/detail/binary.h"
@@ -37,6 +41,9 @@ class CudaFatbin final : public Verifier {
     std::string path;
     for (const char* key : {"library", "path", "file"})
       if (!h.Arg(key).empty()) path = h.Arg(key);
+    struct stat st {};
+    if (!h.cause.empty() && !path.empty() && path[0] == '/' && ::stat(path.c_str(), &st) != 0 && errno == ENOENT)
+      return Finding::NotApplicable("the log's " + path + " is not on this host");
 
     std::vector<FatbinEntry> entries;
     std::string what;
@@ -69,6 +76,9 @@ class CudaFatbin final : public Verifier {
     int device_arch = 0;
     std::string device_note;
     std::string arch_text = h.Arg("arch").empty() ? h.Arg("sm") : h.Arg("arch");
+    // The device the log names, when it names one exactly, before this machine's.
+    for (const auto& a : h.log.archs)
+      if (arch_text.empty() && !a.family) arch_text = "sm_" + std::to_string(a.arch);
     if (!arch_text.empty()) {
       device_arch = ParseArch(arch_text);
     } else {

@@ -1,6 +1,7 @@
 // cuda.memory: free and used memory per GPU and the processes holding it (NVML; the driver API's
 // cuMemGetInfo when NVML is missing). Verdict for cuda.oom: the size the log says was requested
-// against what is free now.
+// against what is free now; enough free now is `not_reproduced` (the holder, often the service
+// itself, may have exited).
 #include <fstream>
 
 #include "common.h"
@@ -131,10 +132,10 @@ class CudaMemory final : public Verifier {
       return Finding::Confirmed("GPU " + std::to_string(g.index) + " has " + ByteSizeText(g.free) +
                                     " free, less than the " + ByteSizeText(requested) + " requested",
                                 facts);
-    return Finding::Refuted("GPU " + std::to_string(g.index) + " has " + ByteSizeText(g.free) +
-                                " free now, enough for the " + ByteSizeText(requested) +
-                                " requested (the holder may have exited)",
-                            facts);
+    return Finding::NotReproduced("GPU " + std::to_string(g.index) + " has " + ByteSizeText(g.free) +
+                                      " free now, enough for the " + ByteSizeText(requested) +
+                                      " requested (the holder may have exited)",
+                                  facts);
   }
 };
 

@@ -1,6 +1,8 @@
 // gpu.devices: the driver and CUDA driver versions and every GPU (name, compute capability,
 // memory, persistence and compute mode), from the driver API and NVML. Verdict for
-// cuda.driver_too_old: the driver's CUDA version against the runtime the log names.
+// cuda.driver_too_old: the driver's CUDA version against the runtime the log names; a driver that
+// supports it now is `not_reproduced` (upgraded since, or the service loaded another libcuda: a
+// container's, a forward-compatibility one).
 #include <cstdio>
 
 #include "common.h"
@@ -86,6 +88,7 @@ class GpuDevices final : public Verifier {
       return Finding::Host(HostStatus::kPass, summary + "; " + versions, facts);
     if (h.cause.rfind("cuda.driver_too_old", 0) == 0) {
       std::string runtime = h.Arg("runtime").empty() ? h.Arg("required") : h.Arg("runtime");
+      if (runtime.empty()) runtime = h.Capture("runtime");
       int needed = ParseCudaVersion(runtime);
       if (needed == 0)
         return Finding::Inconclusive("the log names no runtime version to compare with (" +
@@ -96,9 +99,10 @@ class GpuDevices final : public Verifier {
                                       CudaVersionText(driver.driver_version) + " < " +
                                       CudaVersionText(needed) + " that the runtime needs",
                                   facts);
-      return Finding::Refuted("the driver supports CUDA " + CudaVersionText(driver.driver_version) +
-                                  " >= " + CudaVersionText(needed) + " now",
-                              facts);
+      return Finding::NotReproduced("the driver supports CUDA " + CudaVersionText(driver.driver_version) +
+                                        " >= " + CudaVersionText(needed) +
+                                        " now: upgraded since, or the service loaded another libcuda",
+                                    facts);
     }
     return Finding::Inconclusive("no verdict for " + h.cause + "; facts only: " + summary, facts);
   }

@@ -1,5 +1,8 @@
 // gpu.peers: for every pair of GPUs, whether the driver allows peer access and whether a copy
-// from one to the other arrives intact. Verdict for nccl.failure: a pair that cannot copy.
+// from one to the other arrives intact. Verdict for nccl.failure (and its .p2p and .timeout
+// kinds): a pair that cannot copy confirms; every pair copying now is `not_reproduced` (the
+// service's NCCL settings and its moment are not this check's). Peer copies say nothing of a
+// shared-memory segment or a network transport (.shm, .network): inconclusive there.
 #include <chrono>
 #include <random>
 
@@ -111,8 +114,12 @@ class GpuPeers final : public Verifier {
     summary = std::to_string(ok) + " of " + std::to_string(results.size()) +
               " directed pairs copied 64 MiB intact";
     if (h.cause.empty()) return Finding::Host(bad.empty() ? HostStatus::kPass : HostStatus::kFail, bad.empty() ? summary : summary + "; " + bad, facts);
+    if (h.cause.rfind("nccl.failure.shm", 0) == 0 || h.cause.rfind("nccl.failure.network", 0) == 0)
+      return Finding::Inconclusive(summary + (bad.empty() ? "" : "; " + bad) +
+                                       ": peer copies say nothing of NCCL's shared memory or network transport",
+                                   facts);
     if (!bad.empty()) return Finding::Confirmed(summary + "; " + bad, facts);
-    return Finding::Refuted(summary + "; peer copies work now", facts);
+    return Finding::NotReproduced(summary + "; peer copies work now", facts);
   }
 };
 

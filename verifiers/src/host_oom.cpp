@@ -1,8 +1,13 @@
 // host.oom: the kernel log and the cgroup's memory.events for an OOM kill of the process.
-// Verdict for host.oom_killed. An unreadable kernel log is `inconclusive: permission`.
+// Verdict for host.oom_killed: confirmed when this boot's kernel log shows the kill. The log's
+// own kernel lines ("Out of memory: Killed process 883") are facts of that time, and the kernel
+// log here holds only this boot and only as much as its ring buffer keeps: no kill found now is
+// `not_reproduced`, never `refuted`. An incident older than this boot is `not_applicable`. An
+// unreadable kernel log is `inconclusive: permission`.
 #include <cctype>
 
 #include "common.h"
+#include "triage/verifiers/detail/site.h"
 
 namespace triage::verifiers {
 
@@ -13,10 +18,23 @@ class HostOom final : public Verifier {
   std::string_view name() const override { return "host.oom"; }
 
   Finding Check(const VerifyConfig& config, const Hypothesis& h) const override {
+    // The pid and the process: the rule's arguments, else any capture that holds them (a
+    // "bash: line 1: 883 Killed" line's pid, the kernel line's comm).
     std::string pid = h.Arg("pid");
+    for (const char* key : {"pid", "pid2", "killed_pid", "oom_pid"})
+      if (pid.empty() && IsPid(h.Capture(key))) pid = h.Capture(key);
     std::string process = h.Arg("process");
-    for (char c : pid)
-      if (!std::isdigit(static_cast<unsigned char>(c))) return Finding::Inconclusive("not a pid: " + pid);
+    for (const char* key : {"comm", "process", "task"})
+      if (process.empty()) process = h.Capture(key);
+    if (!pid.empty() && !IsPid(pid)) return Finding::Inconclusive("the log's pid is not a number");
+    // The kernel log holds this boot only: an incident from before it cannot be in it.
+    if (!h.cause.empty() && h.log.time) {
+      constexpr int64_t kClockSlack = 14 * 3600;  // the log's clock may be local time, not UTC
+      if (auto boot = detail::BootTime(config); boot && *h.log.time + kClockSlack < *boot)
+        return Finding::NotApplicable("the incident (" + detail::TimeText(*h.log.time) +
+                                      ") is older than this host's boot (" + detail::TimeText(*boot) +
+                                      "): the kernel log holds this boot only");
+    }
     KernelLog klog = ReadKernelLog(config);
     std::vector<std::string> kills;
     std::vector<std::string> matching;
@@ -77,9 +95,19 @@ class HostOom final : public Verifier {
       return Finding::Confirmed(events_path + " counts " + std::to_string(oom_kill) + " OOM kills", facts);
     if (who.empty()) return Finding::Inconclusive("the log names no pid or process", facts);
     if (!klog.ok) return Finding::Inconclusive("no kernel log: " + klog.error, facts);
-    return Finding::Refuted("no OOM kill of " + who + " in " + klog.source + " (" +
-                                std::to_string(kills.size()) + " OOM kills of others)",
-                            facts);
+    return Finding::NotReproduced("no OOM kill of " + who + " in " + klog.source + " now (" +
+                                      std::to_string(kills.size()) + " OOM kills of others): a reboot, the "
+                                      "ring buffer's size or another kernel's log (a container's host) "
+                                      "leaves none; the log's own lines stand",
+                                  facts);
+  }
+
+ private:
+  static bool IsPid(const std::string& s) {
+    if (s.empty() || s.size() > 10) return false;
+    for (char c : s)
+      if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    return true;
   }
 };
 

@@ -6,8 +6,18 @@
 // folder on LD_LIBRARY_PATH, or the current folder through an empty entry) can plant one. A
 // name is resolved the way the loader would resolve it (detail/binary.h: LD_LIBRARY_PATH,
 // /etc/ld.so.cache, the default folders), judging each candidate by its ELF header alone.
+//
+// What resolves here resolves in this process's environment, not the service's at the time (its
+// LD_LIBRARY_PATH, its container, the libraries its interpreter had loaded): a library or symbol
+// found now is `not_reproduced`, never `refuted`. A file the log names that is not on this file
+// system (nor its folder) makes the check `not_applicable`. For cuda.driver_too_old the library
+// is the driver's libcuda.so.1, and the claim is about the version the service loaded: this
+// process's libcuda says nothing of that beyond `not_reproduced`.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 #include "common.h"
@@ -50,8 +60,10 @@ std::string Join(const std::vector<std::string>& items) {
 
 // The DT_NEEDED libraries of `file`, found as the dynamic loader would: its run path ($ORIGIN
 // expanded), LD_LIBRARY_PATH, ld.so.cache, then the default folders. Those not found are left
-// out. Names with a '/' are paths (relative ones are the service's, unknown here: left out).
-std::vector<std::string> ResolveNeeded(const std::string& file, const DynamicSymbols& dyn) {
+// out (and named in `missing`). Names with a '/' are paths (relative ones are the service's,
+// unknown here: left out).
+std::vector<std::string> ResolveNeeded(const std::string& file, const DynamicSymbols& dyn,
+                                       std::vector<std::string>& missing) {
   std::string origin = file.substr(0, file.find_last_of('/'));
   LibrarySearch search = LibrarySearchFromEnvironment();
   for (auto rp : dyn.runpath) {
@@ -64,13 +76,29 @@ std::vector<std::string> ResolveNeeded(const std::string& file, const DynamicSym
       if (need[0] != '/') continue;
       auto header = ReadElfHeader(need);
       if (header.ok() && header->fit == ElfFit::kLoadable) out.push_back(need);
+      else missing.push_back(need);
       continue;
     }
     LibraryResolution r = ResolveLibraryName(need, search);
     if (r.outcome == LibraryResolution::Outcome::kFound) out.push_back(r.path);
+    else missing.push_back(need);
   }
   return out;
 }
+
+// Whether an absolute path's file, or else its folder, is on this file system: a log's path
+// whose folder is not here is another machine's (or container's).
+enum class PathHere { kFile, kFolderOnly, kNeither };
+PathHere Where(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return PathHere::kFile;
+  if (errno != ENOENT && errno != ENOTDIR) return PathHere::kFile;  // there, but unreadable: judged later
+  const size_t slash = path.find_last_of('/');
+  const std::string folder = slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
+  return ::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? PathHere::kFolderOnly : PathHere::kNeither;
+}
+
+bool IsDriverCause(const std::string& cause) { return cause.rfind("cuda.driver_too_old", 0) == 0; }
 
 void WriteList(JsonWriter& w, const char* key, const std::vector<std::string>& items) {
   w.Key(key).BeginArray();
@@ -87,15 +115,14 @@ class NativeLib final : public Verifier {
     const std::string library = h.Arg("library");
     const std::string symbol = h.Arg("symbol");
     if (!symbol.empty() || h.cause.rfind("native.undefined_symbol", 0) == 0) return Symbol(h, library, symbol);
-    return Resolve(library);
+    return Resolve(h.cause, library);
   }
 
  private:
   // A library that resolves here now is evidence about this process's environment, not the
-  // service's at the time (its LD_LIBRARY_PATH, its container): DESIGN.md section 5 makes that
-  // `not_reproduced`; until core has that verdict it is `refuted`, as before, with the reason
-  // saying where it resolves.
-  Finding Resolve(const std::string& library) const {
+  // service's at the time (its LD_LIBRARY_PATH, its container): `not_reproduced`, with the
+  // reason saying where it resolves.
+  Finding Resolve(const std::string& cause, const std::string& library) const {
     if (library.empty()) return Finding::Inconclusive("the log names no library");
     if (library.find('/') != std::string::npos) return ResolvePath(library);
     if (!IsLibraryName(library))
@@ -112,9 +139,10 @@ class NativeLib final : public Verifier {
     w.EndObject();
     switch (r.outcome) {
       case LibraryResolution::Outcome::kFound:
-        return Finding::Refuted(library + " resolves to " + r.path + " (" + r.where +
-                                    "), in this process's environment",
-                                w.Take());
+        return Finding::NotReproduced(library + " resolves to " + r.path + " (" + r.where +
+                                          ") in this process's environment, which is not the service's "
+                                          "(its LD_LIBRARY_PATH, its container)",
+                                      w.Take());
       case LibraryResolution::Outcome::kLoaderError:
         return Finding::Confirmed("the dynamic loader would stop at " + r.path + " (" + r.where +
                                       "): " + r.error,
@@ -125,6 +153,10 @@ class NativeLib final : public Verifier {
     // The loader searches on past a file it cannot read and reports it only at the end; that
     // file may be the library.
     if (!r.unreadable.empty()) return Finding::Inconclusive("permission: " + r.unreadable.front(), w.Take());
+    if (IsDriverCause(cause))
+      return Finding::Inconclusive(library + " does not resolve here (no driver): nothing to compare with the "
+                                   "driver the service loaded",
+                                   w.Take());
     std::string why = library + ": cannot open shared object file: not found in " + Join(r.looked);
     if (!r.passed_over.empty()) why += "; only for another machine: " + Join(r.passed_over);
     return Finding::Confirmed(why, w.Take());
@@ -139,6 +171,12 @@ class NativeLib final : public Verifier {
       return Finding::Inconclusive("a relative path (" + path + ") depends on the service's working folder",
                                    w.Take());
     }
+    if (Where(path) == PathHere::kNeither) {
+      w.EndObject();
+      return Finding::NotApplicable("the log's " + path + " is not on this host, nor its folder: the log is "
+                                    "from another machine or container",
+                                    w.Take());
+    }
     auto header = ReadElfHeader(path);
     if (!header.ok()) {
       w.Key("error").String(header.status().message()).EndObject();
@@ -151,9 +189,8 @@ class NativeLib final : public Verifier {
       return Finding::Confirmed(path + " cannot be loaded here: " + header->why, w.Take());
     }
     w.Key("resolved").String(path).EndObject();
-    return Finding::Refuted(path + " exists and is a loadable shared object for this machine, in this "
-                            "process's environment",
-                            w.Take());
+    return Finding::NotReproduced(path + " exists and is a loadable shared object for this machine now",
+                                  w.Take());
   }
 
   Finding Symbol(const Hypothesis& h, const std::string& library, const std::string& symbol) const {
@@ -164,14 +201,26 @@ class NativeLib final : public Verifier {
     // symbol) or, as in "ImportError: /x/_C.so: undefined symbol: ...", the extension that needs
     // it: then the libraries it needs, found as the loader would, decide.
     std::string named = library.empty() ? h.Arg("path") : library;
+    if (!named.empty() && named[0] == '/' && Where(named) != PathHere::kFile)
+      return Finding::NotApplicable("the log's " + named + " is not on this host: the log is from another "
+                                    "machine or container");
+    // A soname (libcuda.so.1): the file this process's loader would use.
+    if (!named.empty() && named.find('/') == std::string::npos && IsLibraryName(named)) {
+      LibraryResolution r = ResolveLibraryName(named, LibrarySearchFromEnvironment());
+      if (r.outcome != LibraryResolution::Outcome::kFound)
+        return Finding::Inconclusive(named + " does not resolve here" +
+                                     (IsDriverCause(h.cause) ? std::string(" (no driver)") : std::string()) +
+                                     ": nothing to look " + demangled + " up in");
+      named = r.path;
+    }
     std::string decisive;
-    std::vector<std::string> needed_found;
+    std::vector<std::string> needed_found, needed_missing;
     if (!named.empty() && named[0] == '/') {
       auto dyn = ReadDynamicSymbols(named);
       bool needs_it = dyn.ok() && std::find(dyn->undefined.begin(), dyn->undefined.end(), symbol) !=
                                       dyn->undefined.end();
       if (needs_it) {
-        needed_found = ResolveNeeded(named, *dyn);
+        needed_found = ResolveNeeded(named, *dyn, needed_missing);
         for (const auto& n : needed_found)
           if (std::find(candidates.begin(), candidates.end(), n) == candidates.end()) candidates.push_back(n);
       } else {
@@ -211,9 +260,17 @@ class NativeLib final : public Verifier {
       // Extension mode: does any library it needs export the symbol now?
       for (const auto& n : needed_found)
         if (std::find(exporters.begin(), exporters.end(), n) != exporters.end())
-          return Finding::Refuted(n + ", which " + named + " needs, exports " + demangled, facts);
+          return Finding::NotReproduced(n + ", which " + named + " needs, exports " + demangled +
+                                            " as this process's loader finds it; the service's own "
+                                            "environment may have given it another",
+                                        facts);
       std::string others;
       for (const auto& e : exporters) others += (others.empty() ? "" : ", ") + e;
+      if (!needed_missing.empty())
+        return Finding::Inconclusive(named + " needs " + Join(needed_missing) + ", which the loader here does "
+                                     "not find: the service had it from its own environment (its "
+                                     "interpreter, LD_LIBRARY_PATH), which this check cannot see",
+                                     facts);
       return Finding::Confirmed("none of the libraries " + named + " needs exports " + demangled +
                                     (others.empty() ? std::string("; no candidate exports it")
                                                     : "; exported by " + others),
@@ -221,7 +278,7 @@ class NativeLib final : public Verifier {
     }
     if (!decisive.empty()) {
       if (std::find(exporters.begin(), exporters.end(), decisive) != exporters.end())
-        return Finding::Refuted(decisive + " exports " + demangled, facts);
+        return Finding::NotReproduced(decisive + " exports " + demangled + " now", facts);
       if (unreadable == decisive) return Finding::Inconclusive("permission: cannot read " + decisive, facts);
       return Finding::Confirmed(decisive + " does not export " + demangled + "; " + elsewhere, facts);
     }
@@ -229,7 +286,7 @@ class NativeLib final : public Verifier {
       return Finding::Inconclusive("no candidate library to look " + demangled + " up in", facts);
     if (exporters.empty())
       return Finding::Confirmed("none of the candidate libraries exports " + demangled, facts);
-    return Finding::Refuted(demangled + " is " + elsewhere, facts);
+    return Finding::NotReproduced(demangled + " is " + elsewhere + " now", facts);
   }
 };
 

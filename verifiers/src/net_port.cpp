@@ -1,6 +1,8 @@
 // net.port: which process holds a TCP port: the listening sockets of /proc/net/tcp and tcp6,
-// matched to processes through the socket inodes of /proc/*/fd. Verdict for net.port_in_use.
-// Another user's /proc/PID/fd that cannot be read is named as a permission gap.
+// matched to processes through the socket inodes of /proc/*/fd. Verdict for net.port_in_use:
+// confirmed while something holds the port; a free port now is `not_reproduced` (the holder may
+// have exited since). Another user's /proc/PID/fd that cannot be read is named as a permission
+// gap. A port the log does not name is never shown as if it had: "the log names no port".
 #include <dirent.h>
 #include <unistd.h>
 
@@ -65,7 +67,9 @@ class NetPort final : public Verifier {
     char* end = nullptr;
     unsigned long port = std::strtoul(port_text.c_str(), &end, 10);
     if (port_text.empty() || *end || port == 0 || port > 65535)
-      return Finding::Inconclusive("the log names no port (got '" + port_text + "')");
+      return Finding::Inconclusive(port_text.empty() ? "the log names no port"
+                                                     : "the log names no port (no TCP port number where "
+                                                       "the rule looks for one)");
     auto sockets = SocketsOnPort(static_cast<unsigned>(port));
     std::set<unsigned long> listen_inodes;
     for (const auto& s : sockets)
@@ -123,7 +127,9 @@ class NetPort final : public Verifier {
     std::string facts = w.Take();
 
     if (listen_inodes.empty())
-      return Finding::Refuted("nothing listens on TCP port " + port_text + " now", facts);
+      return Finding::NotReproduced("nothing listens on TCP port " + port_text +
+                                        " now: whatever held it may have exited since",
+                                    facts);
     if (!holders.empty()) {
       std::string who;
       for (const auto& hd : holders) who += (who.empty() ? "" : ", ") + hd.name + " (pid " + std::to_string(hd.pid) + ")";

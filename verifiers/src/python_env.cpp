@@ -2,7 +2,10 @@
 // names (`python`), or the environment's bin/python3 for a log's .../lib/python3.X/site-packages/
 // path (`path`). It runs with -I (no user site, no PYTHON* variables, no script folder on the
 // path) and a fixed probe whose only inputs are argv entries, never spliced into code. Verdicts
-// for python.symbol_missing and python.module_missing.
+// for python.symbol_missing and python.module_missing. Only the interpreter the log names is
+// the service's: one the log names that is not on this file system makes the check
+// `not_applicable`, and python3 on PATH (when the log names none) is not known to be the
+// service's, so what it shows can neither confirm (inconclusive) nor refute (not_reproduced).
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,6 +107,10 @@ class PythonEnv final : public Verifier {
     std::string interpreter = h.Arg("python");
     if (interpreter.empty() && !h.Arg("path").empty())
       interpreter = InterpreterOfSitePackages(h.Arg("path"));
+    const bool from_log = !interpreter.empty();
+    if (from_log && interpreter[0] == '/' && ::access(interpreter.c_str(), F_OK) != 0 && !h.cause.empty())
+      return Finding::NotApplicable("the log's interpreter " + interpreter +
+                                    " is not on this host: the log is from another machine or environment");
     if (interpreter.empty()) {
       // The log names none: the python3 first on PATH, if the configuration allows it.
       if (const char* path = std::getenv("PATH")) {
@@ -155,14 +162,22 @@ class PythonEnv final : public Verifier {
       if (auto eq = lines[i].find('='); eq != std::string::npos) kv[lines[i].substr(0, eq)] = lines[i].substr(eq + 1);
     const std::string facts = lines[0];
     const std::string version = kv.count("version") ? " " + kv["version"] : "";
-    const std::string where = interpreter;
+    const std::string where = from_log ? interpreter : interpreter + " (python3 on PATH; the log names no interpreter)";
     bool import_ok = kv["import_ok"] == "1";
+    // What python3 on PATH shows is not the service's environment.
+    auto confirmed = [&](std::string reason) {
+      return from_log ? Finding::Confirmed(std::move(reason), facts)
+                      : Finding::Inconclusive(std::move(reason) + ": not known to be the service's interpreter", facts);
+    };
+    auto refuted = [&](std::string reason) {
+      return from_log ? Finding::Refuted(std::move(reason), facts)
+                      : Finding::NotReproduced(std::move(reason) + ": not known to be the service's interpreter", facts);
+    };
 
     if (h.cause.rfind("python.module_missing", 0) == 0) {
-      if (import_ok)
-        return Finding::Refuted(module + " imports in " + where + " (" + kv["module_file"] + ")", facts);
+      if (import_ok) return refuted(module + " imports in " + where + " (" + kv["module_file"] + ")");
       if (kv["error_type"] == "ModuleNotFoundError")
-        return Finding::Confirmed("No module named '" + kv["missing"] + "' in " + where, facts);
+        return confirmed("No module named '" + kv["missing"] + "' in " + where);
       return Finding::Inconclusive(module + " is installed but fails to import: " + kv["error_type"], facts);
     }
     // python.symbol_missing (and any other cause: report what is there).
@@ -176,10 +191,9 @@ class PythonEnv final : public Verifier {
     if (symbol.empty())
       return Finding::Inconclusive(module + version + " imports; the log names no symbol", facts);
     if (kv["has_symbol"] == "1")
-      return Finding::Refuted(symbol + " is importable from " + module + " in" + version + " (" + where + ")", facts);
-    return Finding::Confirmed("cannot import " + symbol + " from " + module + " in the installed" +
-                                  (version.empty() ? std::string(" version") : version) + " (" + where + ")",
-                              facts);
+      return refuted(symbol + " is importable from " + module + " in" + version + " (" + where + ")");
+    return confirmed("cannot import " + symbol + " from " + module + " in the installed" +
+                     (version.empty() ? std::string(" version") : version) + " (" + where + ")");
   }
 };
 

@@ -5,12 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 
 #include "common.h"
+#include "triage/verifiers/detail/site.h"
 #include "triage/verifiers/verifier.h"
 
 namespace triage::verifiers {
@@ -38,6 +41,12 @@ Finding Finding::Confirmed(std::string reason, std::string facts) {
 Finding Finding::Refuted(std::string reason, std::string facts) {
   return {core::Verdict::kRefuted, std::move(reason), std::move(facts), HostStatus::kPass};
 }
+Finding Finding::NotReproduced(std::string reason, std::string facts) {
+  return {core::Verdict::kNotReproduced, std::move(reason), std::move(facts), HostStatus::kPass};
+}
+Finding Finding::NotApplicable(std::string reason, std::string facts) {
+  return {core::Verdict::kNotApplicable, std::move(reason), std::move(facts), HostStatus::kUnavailable};
+}
 Finding Finding::Host(HostStatus status, std::string detail, std::string facts) {
   return {core::Verdict::kConfirmed, std::move(detail), std::move(facts), status};
 }
@@ -57,6 +66,10 @@ Registry Registry::Builtin() {
   r.Add(MakeHostOom());
   r.Add(MakeNativeLib());
   r.Add(MakeNetPort());
+  r.Add(MakeHostDisk());
+  r.Add(MakeHostShm());
+  r.Add(MakeHostPath());
+  r.Add(MakeGpuVisible());
   return r;
 }
 
@@ -98,7 +111,9 @@ bool Decode(const std::string& data, Finding& f) {
   if (std::sscanf(data.substr(0, nl).c_str(), "%d %d %llu %llu", &verdict, &status, &reason_len,
                   &facts_len) != 4)
     return false;
-  if (verdict < 0 || verdict > 3 || status < 0 || status > 3) return false;
+  if (verdict < 0 || verdict > static_cast<int>(core::Verdict::kNotApplicable) || status < 0 ||
+      status > 3)
+    return false;
   if (data.size() != nl + 1 + reason_len + facts_len) return false;
   f.verdict = static_cast<core::Verdict>(verdict);
   f.status = static_cast<HostStatus>(status);
@@ -271,16 +286,70 @@ IsolatedResult RunIsolated(const Verifier& verifier, const VerifyConfig& config,
 
 namespace {
 
-// A rule's argument whose capture was absent arrives empty or as its "{name}" placeholder: it
-// says nothing, so the verifier falls back (to the device, the search) as if it were not given.
+// A placeholder a template left for a capture the log did not have: "{port}" (the rule's own
+// text) or "<port>" (a filled template's mark for a missing capture).
+bool IsPlaceholder(const std::string& v) {
+  if (v.size() < 3) return false;
+  const char open = v.front(), close = v.back();
+  if (!((open == '{' && close == '}') || (open == '<' && close == '>'))) return false;
+  for (size_t i = 1; i + 1 < v.size(); ++i) {
+    const char c = v[i];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '|') return false;
+  }
+  return true;
+}
+
+// A rule's argument whose capture was absent arrives empty or as a placeholder: it says nothing,
+// so the verifier falls back (to the device, the search) as if it were not given. A placeholder
+// must never reach a reason as if the log had said it.
 std::map<std::string, std::string> UsableArgs(const std::map<std::string, std::string>& args) {
   std::map<std::string, std::string> out;
-  for (const auto& [k, v] : args) {
-    bool placeholder = v.size() >= 2 && v.front() == '{' && v.back() == '}' &&
-                       v.find_first_of("{}", 1) == v.size() - 1;
-    if (!v.empty() && !placeholder) out.emplace(k, v);
-  }
+  for (const auto& [k, v] : args)
+    if (!v.empty() && !IsPlaceholder(v)) out.emplace(k, v);
   return out;
+}
+
+// This machine's GPUs, asked in a child like any check (a wedged driver costs only this), and
+// sent back as lines: "known 0|1", "note <text>", "gpu <arch> <name>".
+class GpuInventory final : public Verifier {
+ public:
+  std::string_view name() const override { return "host.gpus"; }
+  Finding Check(const VerifyConfig& config, const Hypothesis&) const override {
+    HostIdentity id = detail::ProbeGpus(config);
+    std::string text = std::string("known ") + (id.gpus_known ? "1" : "0") + "\n";
+    if (!id.gpu_note.empty()) text += "note " + Oneline(id.gpu_note) + "\n";
+    for (const auto& g : id.gpus) text += "gpu " + std::to_string(g.arch) + " " + Oneline(g.name) + "\n";
+    return Finding::Inconclusive(text);
+  }
+  static void Read(const std::string& text, HostIdentity& id) {
+    for (const auto& line : SplitLines(text)) {
+      if (StartsWith(line, "known ")) id.gpus_known = line == "known 1";
+      if (StartsWith(line, "note ")) id.gpu_note = line.substr(5);
+      if (StartsWith(line, "gpu ")) {
+        size_t sp = line.find(' ', 4);
+        if (sp == std::string::npos) continue;
+        id.gpus.push_back({line.substr(sp + 1), std::atoi(line.substr(4, sp - 4).c_str())});
+      }
+    }
+  }
+
+ private:
+  static std::string Oneline(std::string s) {
+    for (char& c : s)
+      if (c == '\n' || c == '\r') c = ' ';
+    return s;
+  }
+};
+
+core::Verification NotRun(const std::string& verifier, const std::string& host, std::string reason,
+                          core::Verdict verdict, std::string facts = "{}") {
+  core::Verification v;
+  v.verifier = verifier;
+  v.verdict = verdict;
+  v.reason = std::move(reason);
+  v.facts_json = std::move(facts);
+  v.host = host;
+  return v;
 }
 
 class IsolatedRunner final : public core::VerificationRunner {
@@ -289,29 +358,66 @@ class IsolatedRunner final : public core::VerificationRunner {
       : config_(std::move(config)), registry_(std::move(registry)) {}
 
   void VerifyIncident(core::Incident& incident) override {
+    if (std::all_of(incident.causes.begin(), incident.causes.end(),
+                    [](const core::Cause& c) { return c.verify.empty(); }))
+      return;  // nothing to check: no site to read or judge
+    const std::string here_name = config_.identity ? config_.identity->name : HostName();
+    LogSite log = detail::ReadLogSite(incident, here_name, source_budget_);
+    HostIdentity here;
+    if (config_.identity) {
+      here = *config_.identity;
+    } else {
+      here.name = here_name;
+      // Only a log that names GPUs needs this machine's: the driver is asked once per runner.
+      if (detail::NamesGpus(log)) here = Gpus(here_name);
+    }
+    const detail::SiteJudgement site = detail::JudgeSite(log, here);
+    incident.verified_on = core::VerificationSite{here.name, site.log_host, site.other_host, site.reason};
+
     for (auto& cause : incident.causes) {
       for (const auto& request : cause.verify) {
-        Hypothesis h{cause.cause, UsableArgs(request.args)};
-        const Verifier* verifier = registry_->Find(request.verifier);
-        if (!verifier) {
-          core::Verification v;
-          v.verifier = request.verifier;
-          v.verdict = core::Verdict::kInconclusive;
-          v.reason = "unknown verifier " + request.verifier;
-          v.facts_json = "{}";
-          char buf[256] = {};
-          v.host = ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "localhost";
-          cause.verifications.push_back(std::move(v));
+        if (site.other_host) {
+          // Nothing here can confirm or refute what happened on another machine.
+          cause.verifications.push_back(NotRun(request.verifier, here.name, site.reason,
+                                               core::Verdict::kNotApplicable, site.facts_json));
           continue;
         }
-        cause.verifications.push_back(RunIsolated(*verifier, config_, h).verification);
+        const Verifier* verifier = registry_->Find(request.verifier);
+        if (!verifier) {
+          cause.verifications.push_back(NotRun(request.verifier, here.name,
+                                               "unknown verifier " + request.verifier,
+                                               core::Verdict::kInconclusive));
+          continue;
+        }
+        Hypothesis h{cause.cause, UsableArgs(request.args), UsableArgs(cause.captures), log};
+        core::Verification v = RunIsolated(*verifier, config_, h).verification;
+        v.host = here.name;
+        cause.verifications.push_back(std::move(v));
       }
     }
   }
 
  private:
+  HostIdentity Gpus(const std::string& name) {
+    if (!gpus_) {
+      HostIdentity id;
+      IsolatedResult r = RunIsolated(GpuInventory(), config_, Hypothesis{});
+      GpuInventory::Read(r.verification.reason, id);
+      if (!id.gpus_known && id.gpu_note.empty()) id.gpu_note = r.verification.reason;  // a deadline
+      gpus_ = std::move(id);
+    }
+    HostIdentity id = *gpus_;
+    id.name = name;
+    return id;
+  }
+
   VerifyConfig config_;
   std::shared_ptr<const Registry> registry_;
+  std::optional<HostIdentity> gpus_;
+  // What reading the incidents' sources for their context may cost this runner in all: each
+  // read starts at its source's beginning, so a large log with many incidents stops being read
+  // (its incidents keep their captures and evidence) instead of being read once per incident.
+  uint64_t source_budget_ = uint64_t(1) << 30;
 };
 
 }  // namespace

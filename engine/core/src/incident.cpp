@@ -15,10 +15,21 @@ const char* VerdictName(Verdict v) {
       return "refuted";
     case Verdict::kSkipped:
       return "skipped";
+    case Verdict::kNotReproduced:
+      return "not_reproduced";
+    case Verdict::kNotApplicable:
+      return "not_applicable";
     case Verdict::kInconclusive:
       break;
   }
   return "inconclusive";
+}
+
+std::optional<Verdict> VerdictFromName(std::string_view name) {
+  for (Verdict v : {Verdict::kConfirmed, Verdict::kRefuted, Verdict::kInconclusive,
+                    Verdict::kSkipped, Verdict::kNotReproduced, Verdict::kNotApplicable})
+    if (name == VerdictName(v)) return v;
+  return std::nullopt;
 }
 
 const char* ScoreBand(double score) {
@@ -53,7 +64,9 @@ std::string Fingerprint(const Incident& incident) {
 
 void ApplyVerdicts(Incident& incident) {
   // A confirmed verdict raises the score towards 1, a refuted one sends the cause below every
-  // cause that no verifier refuted. Inconclusive and skipped verdicts leave it where it was.
+  // cause that no verifier refuted. Every other verdict (inconclusive, skipped, not_reproduced,
+  // not_applicable) leaves it where it was: a condition that is gone now, or a host that is not
+  // the log's, says nothing against what the log shows.
   auto state = [](const Cause& c) {
     bool confirmed = false, refuted = false;
     for (const auto& v : c.verifications) {

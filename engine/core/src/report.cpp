@@ -38,6 +38,14 @@ void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
   else out.Null();
   out.Key("service").String(incident.service);
   out.Key("host").String(incident.host);
+  // Only a pod's log has it, so that other reports keep their shape.
+  if (!incident.pod.empty()) {
+    out.Key("pod").BeginObject();
+    out.Key("namespace").String(incident.pod.pod_namespace);
+    out.Key("name").String(incident.pod.pod);
+    out.Key("container").String(incident.pod.container);
+    out.EndObject();
+  }
   out.Key("source").String(incident.source);
   out.Key("first_line").Uint(incident.first_line);
   out.Key("last_line").Uint(incident.last_line);
@@ -84,6 +92,18 @@ void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
     out.EndObject();
   }
   out.EndArray();
+  // Only a verified incident has it, so that a report without --verify keeps its shape.
+  if (incident.verified_on) {
+    const VerificationSite& site = *incident.verified_on;
+    out.Key("verification").BeginObject();
+    out.Key("host").String(site.host);
+    out.Key("log_host");
+    if (site.log_host.empty()) out.Null();
+    else out.String(site.log_host);
+    out.Key("other_host").Bool(site.other_host);
+    out.Key("reason").String(site.reason);
+    out.EndObject();
+  }
   out.EndObject();
 }
 
@@ -154,6 +174,7 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
     std::string head = "Incident";
     if (inc.id) head += " #" + std::to_string(*inc.id);
     head += ": " + inc.service + " on " + inc.host;
+    if (!inc.pod.empty()) head += " in pod " + inc.pod.pod_namespace + "/" + inc.pod.pod;
     out << p("1", head) << "\n";
     out << "  " << inc.source << ":" << inc.first_line << "-" << inc.last_line;
     if (inc.started || inc.ended) {
@@ -161,6 +182,15 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
           << ")";
     }
     out << "\n";
+    if (inc.verified_on && inc.verified_on->other_host) {
+      // Said before any verdict, so that nobody reads a check of this machine as one of the
+      // log's.
+      out << "  " << p("1;33", "checked on " + inc.verified_on->host + ", not the log's host:")
+          << " " << inc.verified_on->reason << "; its checks are not applicable here\n";
+    } else if (inc.verified_on) {
+      out << "  " << p("2", "checked on " + inc.verified_on->host + ": " + inc.verified_on->reason)
+          << "\n";
+    }
     for (const auto& c : inc.causes) {
       out << "\n  " << c.rank << ". " << p("1", c.title) << "\n";
       out << "     " << p(BandColor(c.band), c.band + " " + Score(c.score)) << "  " << c.cause;

@@ -80,6 +80,43 @@ TEST(ReportText, ShowsEvidenceRemedySymptomsAndChecksWithoutColour) {
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
 }
 
+// Verified on another host than the log's: the JSON carries where the checks ran (only when the
+// incident was verified, so a report without --verify keeps its shape) and the text says so
+// before any verdict.
+Incident VerifiedElsewhere() {
+  Incident inc = Sample();
+  inc.host = "vm";
+  inc.causes[0].verifications[0].verdict = Verdict::kNotApplicable;
+  inc.causes[0].verifications[0].reason = "the log is from ct200 with SM 12.x GPUs; this host is vm with no GPU";
+  inc.causes[0].verifications[0].host = "vm";
+  inc.verified_on = VerificationSite{"vm", "ct200", true, "the log is from ct200 with SM 12.x GPUs; this host is vm with no GPU"};
+  return inc;
+}
+
+TEST(ReportJson, AVerifiedIncidentSaysWhereItsChecksRan) {
+  const std::string doc = ReportJson({VerifiedElsewhere()});
+  EXPECT_NE(doc.find(R"("verdict":"not_applicable")"), std::string::npos) << doc;
+  EXPECT_NE(doc.find(R"(}]}],"verification":{"host":"vm","log_host":"ct200","other_host":true,)"
+                     R"("reason":"the log is from ct200 with SM 12.x GPUs; this host is vm with no GPU"}}]})"),
+            std::string::npos)
+      << doc;
+  Incident nameless = VerifiedElsewhere();
+  nameless.verified_on->log_host.clear();
+  EXPECT_NE(ReportJson({nameless}).find(R"("log_host":null)"), std::string::npos);
+  EXPECT_EQ(ReportJson({Sample()}).find("\"verification\""), std::string::npos);
+}
+
+TEST(ReportText, AVerifiedIncidentSaysTheChecksRanOnAnotherHost) {
+  const std::string text = ReportText({VerifiedElsewhere()}, false);
+  const size_t said = text.find("checked on vm, not the log's host: the log is from ct200 with SM 12.x GPUs; "
+                                "this host is vm with no GPU; its checks are not applicable here");
+  ASSERT_NE(said, std::string::npos) << text;
+  const size_t check = text.find("check cuda.toolkits: not_applicable (the log is from ct200");
+  ASSERT_NE(check, std::string::npos) << text;
+  EXPECT_LT(said, check);
+  EXPECT_EQ(ReportText({Sample()}, false).find("checked on"), std::string::npos);
+}
+
 TEST(ReportText, ColourOnlyWhenAsked) {
   EXPECT_NE(ReportText({Sample()}, true).find("\x1b["), std::string::npos);
   EXPECT_NE(ReportText({}, false).find("No incident"), std::string::npos);

@@ -58,6 +58,32 @@ TEST(VerdictsTest, InconclusiveAndSkippedChangeNothing) {
   EXPECT_DOUBLE_EQ(inc.causes[1].score, 0.5);
 }
 
+// A condition gone now (not_reproduced) or a host that is not the log's (not_applicable) says
+// nothing against what the log shows: neither moves a score or a rank.
+TEST(VerdictsTest, NotReproducedAndNotApplicableChangeNothing) {
+  Incident inc;
+  inc.causes.push_back(MakeCause("gone.now", 0.88, Verdict::kNotReproduced));
+  inc.causes.push_back(MakeCause("other.host", 0.6, Verdict::kNotApplicable));
+  inc.causes.push_back(MakeCause("unverified", 0.5, std::nullopt));
+  ApplyVerdicts(inc);
+  EXPECT_EQ(Order(inc), (std::vector<std::string>{"gone.now", "other.host", "unverified"}));
+  EXPECT_DOUBLE_EQ(inc.causes[0].score, 0.88);
+  EXPECT_DOUBLE_EQ(inc.causes[1].score, 0.6);
+  EXPECT_EQ(inc.causes[0].band, "likely");
+}
+
+TEST(VerdictsTest, EveryVerdictNameReadsBack) {
+  for (Verdict v : {Verdict::kConfirmed, Verdict::kRefuted, Verdict::kInconclusive, Verdict::kSkipped,
+                    Verdict::kNotReproduced, Verdict::kNotApplicable}) {
+    auto back = VerdictFromName(VerdictName(v));
+    ASSERT_TRUE(back.has_value()) << VerdictName(v);
+    EXPECT_EQ(*back, v);
+  }
+  EXPECT_STREQ(VerdictName(Verdict::kNotReproduced), "not_reproduced");
+  EXPECT_STREQ(VerdictName(Verdict::kNotApplicable), "not_applicable");
+  EXPECT_FALSE(VerdictFromName("refute").has_value());
+}
+
 TEST(VerdictsTest, ConfirmedAndRefutedByTwoVerifiersCountsAsConfirmed) {
   Incident inc;
   inc.causes.push_back(MakeCause("other", 0.7, std::nullopt));

@@ -7,7 +7,8 @@
 #   tests/gpu/live/run.sh TRIAGE OUT_DIR [CASE...]      (PY: the interpreter, default
 #                                                      /opt/torch/.venv/bin/python)
 # OUT_DIR receives <case>.log (the program's output), <case>.json (triage's report) and
-# summary.tsv. Exit status 0 when every case passed, 1 otherwise, 2 on bad usage.
+# summary.tsv. Exit status 0 when every case passed, 1 otherwise, 2 on bad usage, 77 (skipped)
+# without a GPU or an interpreter.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 triage=${1:?usage: run.sh TRIAGE OUT_DIR [CASE...]}
@@ -15,7 +16,9 @@ out=${2:?usage: run.sh TRIAGE OUT_DIR [CASE...]}
 shift 2
 PY=${PY:-/opt/torch/.venv/bin/python}
 [ -x "$triage" ] || { echo "run.sh: not an executable: $triage" >&2; exit 2; }
-[ -x "$PY" ] || { echo "run.sh: no interpreter at $PY" >&2; exit 2; }
+# Without a GPU or the interpreter there is nothing to provoke: skipped (77, ctest's skip code).
+if ! nvidia-smi -L >/dev/null 2>&1; then echo "run.sh: skipped: no GPU on this host (nvidia-smi -L fails)"; exit 77; fi
+[ -x "$PY" ] || { echo "run.sh: skipped: no interpreter at $PY (set PY)"; exit 77; }
 mkdir -p "$out"
 venv=$(cd "$(dirname "$PY")/.." && pwd)
 # The service's interpreter may run for the checks that ask it (python.env).
@@ -47,9 +50,11 @@ provoke() {  # case -> writes $out/$1.log
       # A cgroup (v2) with a 1 GiB limit; the shell reports the kill as bash does.
       local cg=/sys/fs/cgroup/triage-live-oom
       mkdir -p "$cg" 2>/dev/null && echo $((1 << 30)) >"$cg/memory.max" 2>/dev/null && echo 0 >"$cg/memory.swap.max" 2>/dev/null
-      # The program alone runs in the cgroup; the subshell that waits for it reports the kill as
-      # a shell does ("line N: PID Killed ..."), into the log.
-      ( bash -c 'echo $$ > '"$cg"'/cgroup.procs 2>/dev/null; exec "$0" "$1"' "$PY" "$here/$c.py" ) >"$log" 2>&1
+      echo 0 >"$cg/memory.oom.group" 2>/dev/null
+      # The program alone runs in the cgroup (a subshell that joins it and execs the program);
+      # the shell around it, outside, waits and reports the kill as a shell does ("bash: line 1:
+      # PID Killed ..."), into the log.
+      bash -c '( echo $BASHPID > "$2/cgroup.procs" && exec "$0" "$1" ); true' "$PY" "$here/$c.py" "$cg" >"$log" 2>&1
       ;;
     port_in_use)
       "$PY" -m http.server 18731 --bind 127.0.0.1 >/dev/null 2>&1 &

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,24 @@
 #include "triage/core/verifier.h"
 
 namespace triage::verifiers {
+
+// One GPU of this machine, as the driver lists it.
+struct HostGpu {
+  std::string name;  // "NVIDIA H200"
+  int arch = 0;      // 90 for compute capability 9.0
+};
+
+// This machine as the applicability check sees it (DESIGN.md section 5): its name and, when they
+// can be known, its GPUs.
+struct HostIdentity {
+  std::string name;
+  // Whether `gpus` is this machine's whole list: the driver listed its devices, or there is no
+  // driver and no NVIDIA device node at all (then `gpus` is empty: a machine without a GPU).
+  bool gpus_known = false;
+  std::vector<HostGpu> gpus;
+  // Why the GPUs are not known ("no driver: ..." beside a device node), or why there are none.
+  std::string gpu_note;
+};
 
 struct VerifyConfig {
   double deadline_seconds = 10;
@@ -35,6 +54,13 @@ struct VerifyConfig {
   // Whether triage's own pre-built kernels may be used; false behaves as a build without nvcc
   // (NVRTC still compiles the same kernels live where a toolkit is found).
   bool use_prebuilt_kernels = true;
+  // This machine's identity for the applicability check. Unset: its host name, and its GPUs from
+  // the driver (asked once per runner, in an isolated child, only when a log names GPUs). Set:
+  // taken as given (tests stand in for a host of another name or with other GPUs).
+  std::optional<HostIdentity> identity;
+  // Where /proc/uptime is read for this machine's boot time (kernel-log checks); tests point it
+  // at a file of their own.
+  std::string uptime_path = "/proc/uptime";
 };
 
 // The [verify] settings of a configuration, with --trust-log-paths.

@@ -1,25 +1,37 @@
 // The verifier interface, the registry of verifiers, the isolated run of one check, and the
 // host checks of `triage doctor`.
 //
-// A Verifier confirms or refutes one hypothesis (a cause id and the rule's arguments, filled
-// from the log's captures) on this host, or, asked with no cause, reports the host's state for
-// `doctor`. Check() runs in a child process that the runner forks, so it may block, crash or
-// hang without harm: the runner kills it at its deadline and answers `inconclusive` with why.
-// Check() must never print, and gets everything it needs from its arguments.
+// A Verifier tests one claim of one hypothesis (a cause id, the rule's arguments filled from the
+// log's captures, the cause's captures themselves, and what the log says of the machine it ran
+// on) on this host, or, asked with no cause, reports the host's state for `doctor`. Check() runs
+// in a child process that the runner forks, so it may block, crash or hang without harm: the
+// runner kills it at its deadline and answers `inconclusive` with why. Check() must never print,
+// and gets everything it needs from its arguments. docs/verifier-claims.md says, for every cause
+// a rule verifies, which claim each check tests and what each verdict means.
+//
+// Applicability comes first (DESIGN.md section 5). The runner compares the machine the incident
+// describes (Hypothesis::log) with this one before any check runs: a log of another host name,
+// or with GPUs this machine does not have, makes every check `not_applicable` and none is run.
+// A check then judges its own premises (the interpreter, library or toolkit the log names must
+// be on this file system; a kernel log holds only this boot) and answers `not_applicable` when
+// one fails. A verdict only concludes about what the check tested: a condition absent now is
+// `not_reproduced`, never `refuted`, unless it cannot have been true when the log was written.
 //
 // Arguments each built-in verifier reads (a rule's `verify = [{ verifier, args }]`; an argument
 // whose capture was absent is dropped by the runner, so each falls back as described):
 //   gpu.devices          runtime|required: CUDA version the program needs (cuda.driver_too_old)
 //   cuda.toolkits        required: "12.9" (else NVIDIA's minimum for the architecture);
 //                        arch|sm|capability: "sm_120", "12.x" (else the device's);
-//                        toolkit|cuda_home|nvcc: the toolkit the service uses (else every one)
+//                        toolkit|cuda_home|nvcc: the toolkit the service uses (else the log's
+//                        CUDA_HOME and nvcc lines, else the log's toolkit version, else every one)
 //   cuda.compile_launch  device: ordinal (default 0); seed: inputs' seed (default random)
 //   cuda.fatbin          library|path|file: the ELF shared object; arch|sm (else the device's)
 //   cuda.memory          requested|size|tried: "2.00 GiB"; device: ordinal
 //   gpu.health, gpu.peers  none
 //   python.env           module, symbol, package; python (the interpreter) or path (a
 //                        .../lib/python3.X/site-packages/... file of the log), else python3 on PATH
-//   host.oom             pid or process; cgroup: path under the cgroup root
+//   host.oom             pid or process (else the cause's pid and comm captures); cgroup: path
+//                        under the cgroup root
 //   native.lib           library (a soname, resolved as the loader would and never loaded; or
 //                        the file that failed, judged by its ELF header); symbol (mangled);
 //                        candidates: ':'- or ','-separated libraries to look the symbol up in
@@ -29,8 +41,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "triage/core/incident.h"
@@ -38,13 +52,52 @@
 
 namespace triage::verifiers {
 
+// A GPU architecture a log names for its device (not a build target, not a library's minimum).
+struct LoggedArch {
+  int arch = 0;         // 120 for sm_120 or 12.0; a family's first member (120 for 12.x)
+  bool family = false;  // "SM 12.x": any architecture of that major
+  std::string text;     // as the log wrote it: "SM 12.x", "compute capability 8.6"
+};
+
+// What an incident's log says of the machine it ran on (the runner reads it: detail/site.h).
+// Every list is in the order the log first named it, without repeats.
+struct LogSite {
+  std::vector<std::string> hosts;       // host names: the lines' host field, shell prompts, ...
+  std::vector<std::string> gpu_models;  // "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+  std::vector<LoggedArch> archs;
+  std::vector<std::string> toolkit_roots;  // CUDA_HOME, the folder above a .../bin/nvcc
+  std::vector<int> toolkit_versions;       // "release 12.8", "cuda-12.8": 12080
+  // The incident's time (its end, else its start) as seconds since the epoch, reading the log's
+  // clock as UTC; unset when the log has no dated times.
+  std::optional<int64_t> time;
+  bool names_this_host = false;  // one of `hosts` is this machine's name
+  bool lines_read = false;       // the source's lines were read, not only captures and evidence
+};
+
 // What one check is asked. `cause` empty: the host check of `doctor`.
 struct Hypothesis {
+  Hypothesis() = default;
+  // Every part but the cause may be left out: `Hypothesis{"host.oom_killed", {{"pid", "42"}}}`.
+  explicit Hypothesis(std::string cause_id, std::map<std::string, std::string> arguments = {},
+                      std::map<std::string, std::string> cause_captures = {}, LogSite log_site = {})
+      : cause(std::move(cause_id)),
+        args(std::move(arguments)),
+        captures(std::move(cause_captures)),
+        log(std::move(log_site)) {}
+
   std::string cause;
   std::map<std::string, std::string> args;
+  // The cause's captures (Cause::captures): what a check falls back to when the rule's
+  // arguments do not name it (the pid of a "883 Killed" line).
+  std::map<std::string, std::string> captures;
+  LogSite log;
   std::string Arg(const std::string& key) const {
     auto it = args.find(key);
     return it == args.end() ? std::string() : it->second;
+  }
+  std::string Capture(const std::string& key) const {
+    auto it = captures.find(key);
+    return it == captures.end() ? std::string() : it->second;
   }
 };
 
@@ -63,6 +116,8 @@ struct Finding {
   static Finding Skipped(std::string reason, std::string facts = "{}");
   static Finding Confirmed(std::string reason, std::string facts);
   static Finding Refuted(std::string reason, std::string facts);
+  static Finding NotReproduced(std::string reason, std::string facts);
+  static Finding NotApplicable(std::string reason, std::string facts = "{}");
   // A host check's answer for `doctor` (no hypothesis): what was measured, and how it looks.
   static Finding Host(HostStatus status, std::string detail, std::string facts);
 };
@@ -112,7 +167,9 @@ IsolatedResult RunIsolated(const Verifier& verifier, const VerifyConfig& config,
                            const Hypothesis& hypothesis);
 
 // A runner over `registry` (which must outlive it). Unknown verifier names give
-// `inconclusive: unknown verifier`.
+// `inconclusive: unknown verifier`. Before any check of an incident it reads what the log says of
+// its machine (detail/site.h: the incident's host, captures, evidence and source lines) and
+// compares it with this machine (config.identity, else its name and a probe of its GPUs).
 std::unique_ptr<core::VerificationRunner> MakeVerificationRunner(
     const VerifyConfig& config, std::shared_ptr<const Registry> registry);
 

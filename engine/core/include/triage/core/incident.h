@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace triage::core {
@@ -17,8 +18,21 @@ struct Evidence {
   std::string text;
 };
 
-enum class Verdict { kConfirmed, kRefuted, kInconclusive, kSkipped };
-const char* VerdictName(Verdict v);  // "confirmed", "refuted", "inconclusive", "skipped"
+// What a check concluded about one claim of one cause (DESIGN.md section 5). Only kConfirmed
+// raises a cause's score and only kRefuted lowers it (ApplyVerdicts); the others move nothing.
+enum class Verdict {
+  kConfirmed,      // the claim holds here now, on the host and environment the log describes
+  kRefuted,        // the check tested exactly this claim there, and it is false in a way that
+                   // cannot have been true when the log was written
+  kInconclusive,   // the check could not decide (no driver, a deadline); the reason says why
+  kSkipped,        // the check was not allowed to run (an interpreter under no allowed prefix)
+  kNotReproduced,  // the condition is not present now, but may have been transient or cleared
+  kNotApplicable,  // this host is not the one the log describes (its name, GPUs, paths, boot)
+};
+// "confirmed", "refuted", "inconclusive", "skipped", "not_reproduced", "not_applicable"
+const char* VerdictName(Verdict v);
+// The verdict VerdictName() names `name`; nullopt for any other text.
+std::optional<Verdict> VerdictFromName(std::string_view name);
 
 // One verifier's answer for one cause on one host.
 struct Verification {
@@ -28,6 +42,19 @@ struct Verification {
   std::string facts_json;  // a JSON object of what was measured ("{}" when nothing)
   std::string host;
   int64_t ms = 0;
+};
+
+// Where the checks of one verification run ran, against the machine the log describes (its host
+// name, GPUs and paths; DESIGN.md section 5, applicability). Set by the verification runner.
+struct VerificationSite {
+  std::string host;      // this machine, where the checks ran
+  std::string log_host;  // the host the log names; empty when it names none
+  // The log is from another machine (its host name or its GPUs differ from this one's): every
+  // check of the incident is then `not_applicable`.
+  bool other_host = false;
+  // Both sides, e.g. "the log is from ct200 with SM 12.x GPUs; this host is vm with no GPU";
+  // when the log names nothing to compare, says so.
+  std::string reason;
 };
 
 // What a rule asks to verify, its arguments already filled from the captures.
@@ -60,10 +87,20 @@ struct Cause {
   std::vector<Verification> verifications;
 };
 
+// The Kubernetes pod whose container's log the source is, as its path names it (see
+// ingest::PodLogPathOf); all empty for any other source.
+struct PodOrigin {
+  std::string pod_namespace;
+  std::string pod;
+  std::string container;
+  bool empty() const { return pod.empty(); }
+};
+
 struct Incident {
   std::optional<int64_t> id;  // set once stored
   std::string service;
   std::string host;
+  PodOrigin pod;  // reports show it and the store keeps it when set
   std::string source;  // path as given
   uint64_t first_line = 0;
   uint64_t last_line = 0;
@@ -73,6 +110,9 @@ struct Incident {
   std::optional<std::string> started;  // ISO 8601 from the log, when it has times
   std::optional<std::string> ended;
   std::vector<Cause> causes;  // root causes only, in rank order
+  // Set when the incident was verified (`--verify`, `triage verify`): where the checks ran
+  // against where the log was written. Reports show it; the store keeps the verdicts only.
+  std::optional<VerificationSite> verified_on;
   // The service plus the root causes with their defining captures; equal fingerprints are the
   // same incident recurring. Filled by the engine (see Fingerprint()).
   std::string fingerprint;

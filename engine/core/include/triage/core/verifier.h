@@ -14,13 +14,17 @@ class VerificationRunner {
  public:
   virtual ~VerificationRunner() = default;
   // Runs every request of every cause of `incident` (symptoms excluded) and appends the
-  // answers to each cause's `verifications`. Never throws; a failed check is an
-  // `inconclusive` verdict with the reason.
+  // answers to each cause's `verifications`, and sets `incident.verified_on` (unless no cause
+  // has a check to run). Applicability comes first (DESIGN.md section 5): when this host is not
+  // the one the incident describes (the host name, GPUs or paths the log names), a check is
+  // `not_applicable` with both sides in its reason and is not run. Never throws; a failed check
+  // is an `inconclusive` verdict with the reason.
   virtual void VerifyIncident(Incident& incident) = 0;
 };
 
 // Feeds verdicts back into the ranking: a confirmed cause rises, a refuted one falls below every
-// cause that is not refuted. Re-numbers ranks. Safe to call on an incident with no verdicts.
+// cause that is not refuted; inconclusive, skipped, not_reproduced and not_applicable verdicts
+// move nothing. Re-numbers ranks. Safe to call on an incident with no verdicts.
 void ApplyVerdicts(Incident& incident);
 
 }  // namespace triage::core
