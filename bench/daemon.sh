@@ -6,7 +6,8 @@
 #      deleted): throughput kept (lag after the writer stops), the daemon's peak memory (VmHWM),
 #      and its CPU when idle afterwards.
 # Usage: bench/daemon.sh [BUILD_DIR] (default build/release); env: SECONDS_LOAD, MBPS, FILES,
-# COUNT, WORK (scratch folder, default a new one under /tmp).
+# COUNT, TB_COUNT (traceback latency samples, 40), STORM_SECONDS (600), WORK (scratch folder,
+# default a new one under /tmp).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -42,6 +43,21 @@ echo "triage=$("$bin" --version | head -1)"
 # 1. latency
 start_daemon "$work/latency.db"
 "$helper" latency --dir "$work/logs" --db "$work/latency.db" --count "$count" --gap-ms 30
+kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
+rm -f "$work"/logs/*
+# 1b. latency of a traceback crash (no fatal line): the file must go quiet first; each sample
+# waits for its store, so fewer samples than for the fatal line.
+start_daemon "$work/latency-tb.db"
+"$helper" latency --kind traceback --dir "$work/logs" --db "$work/latency-tb.db" \
+  --count "${TB_COUNT:-40}" --gap-ms 30
+kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
+rm -f "$work"/logs/*
+
+# 1c. a service failing continuously (STORM_SECONDS, default 600, at 100 failures a second):
+# the daemon's RSS must stay flat.
+start_daemon "$work/storm.db"
+"$helper" storm --dir "$work/logs" --seconds "${STORM_SECONDS:-600}" --rate 100 \
+  --pid "$daemon_pid" || echo "storm_rss_ok=no"
 kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
 rm -f "$work"/logs/*
 

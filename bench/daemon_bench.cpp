@@ -84,6 +84,9 @@ int Latency(const std::map<std::string, std::string>& f) {
   fs::path dir = Flag(f, "--dir", "");
   int count = std::atoi(Flag(f, "--count", "200").c_str());
   int gap_ms = std::atoi(Flag(f, "--gap-ms", "30").c_str());
+  // fatal: a kernel OOM-kill line; traceback: a request handler's Python traceback that ends
+  // the file (no fatal line: stored once the file is quiet for the traceback settle time).
+  const std::string kind = Flag(f, "--kind", "fatal");
   auto db = OpenDb(Flag(f, "--db", ""));
   if (!db) {
     std::fprintf(stderr, "daemon_bench: cannot open the database\n");
@@ -94,10 +97,18 @@ int Latency(const std::map<std::string, std::string>& f) {
   int timeouts = 0;
   for (int i = 0; i < count; ++i) {
     fs::path file = dir / ("svc-" + std::to_string(i % 10) + ".log");
-    std::string line = "2026-11-02 09:24:01 INFO request " + std::to_string(i) +
-                       " done\nNov  2 09:24:02 gpu-node-07 kernel: Out of memory: Killed process " +
-                       std::to_string(20000 + i) +
-                       " (python) total-vm:81234567kB, anon-rss:62345678kB, file-rss:0kB\n";
+    std::string line =
+        kind == "traceback"
+            ? "2026-11-02 09:24:01 INFO request " + std::to_string(i) +
+                  " done\n2026-11-02 09:24:02 ERROR Exception in worker\n"
+                  "Traceback (most recent call last):\n"
+                  "  File \"/app/worker.py\", line 88, in handle\n"
+                  "    out = run(job)\n"
+                  "KeyError: 'job-" + std::to_string(i) + "'\n"
+            : "2026-11-02 09:24:01 INFO request " + std::to_string(i) +
+                  " done\nNov  2 09:24:02 gpu-node-07 kernel: Out of memory: Killed process " +
+                  std::to_string(20000 + i) +
+                  " (python) total-vm:81234567kB, anon-rss:62345678kB, file-rss:0kB\n";
     if (!WriteAll(file, line)) return 2;
     auto start = Clock::now();
     auto deadline = start + std::chrono::seconds(10);
@@ -119,10 +130,52 @@ int Latency(const std::map<std::string, std::string>& f) {
     size_t k = static_cast<size_t>(p * static_cast<double>(ms.size() - 1) + 0.5);
     return ms[std::min(k, ms.size() - 1)];
   };
-  std::printf("latency_samples=%zu\nlatency_timeouts=%d\nlatency_p50_ms=%.1f\n"
-              "latency_p90_ms=%.1f\nlatency_p99_ms=%.1f\nlatency_max_ms=%.1f\n",
-              ms.size(), timeouts, pct(0.50), pct(0.90), pct(0.99), ms.empty() ? -1.0 : ms.back());
+  const char* k = kind == "traceback" ? "traceback_" : "";
+  std::printf("%slatency_samples=%zu\n%slatency_timeouts=%d\n%slatency_p50_ms=%.1f\n"
+              "%slatency_p90_ms=%.1f\n%slatency_p99_ms=%.1f\n%slatency_max_ms=%.1f\n",
+              k, ms.size(), k, timeouts, k, pct(0.50), k, pct(0.90), k, pct(0.99), k,
+              ms.empty() ? -1.0 : ms.back());
   return timeouts == 0 ? 0 : 1;
+}
+
+// A service that fails without pause: --rate failures a second (a traceback ending in a CUDA
+// OOM, then the launcher's exit line) into one file for --seconds; the daemon's (--pid) RSS is
+// sampled each second. Prints its first and peak RSS.
+double RssMib(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024;
+  return -1;
+}
+
+int Storm(const std::map<std::string, std::string>& f) {
+  fs::path file = fs::path(Flag(f, "--dir", "")) / "storm.log";
+  double seconds = std::atof(Flag(f, "--seconds", "600").c_str());
+  int rate = std::atoi(Flag(f, "--rate", "100").c_str());
+  std::string pid = Flag(f, "--pid", "");
+  auto start = Clock::now();
+  double first = RssMib(pid), peak = first;
+  int64_t n = 0;
+  auto next_sample = start + std::chrono::seconds(1);
+  while (std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
+    std::string b;
+    for (int i = 0; i < rate / 10; ++i, ++n)
+      b += "[rank" + std::to_string(n % 8) + "]: Traceback (most recent call last):\n[rank" +
+           std::to_string(n % 8) + "]:   File \"/app/train.py\", line 9, in <module>\n[rank" +
+           std::to_string(n % 8) + "]: torch.OutOfMemoryError: CUDA out of memory. Tried to "
+           "allocate 2.00 GiB (failure " + std::to_string(n) + ")\n";
+    if (!WriteAll(file, b)) return 2;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (Clock::now() >= next_sample) {
+      peak = std::max(peak, RssMib(pid));
+      next_sample += std::chrono::seconds(1);
+    }
+  }
+  peak = std::max(peak, RssMib(pid));
+  std::printf("storm_failures=%lld\nstorm_rss_start_mib=%.1f\nstorm_rss_peak_mib=%.1f\n",
+              static_cast<long long>(n), first, peak);
+  return peak < 64 ? 0 : 1;
 }
 
 int Load(const std::map<std::string, std::string>& f) {
@@ -206,6 +259,7 @@ int main(int argc, char** argv) {
   auto flags = ParseFlags(argc, argv);
   std::string mode = argv[1];
   if (mode == "latency") return Latency(flags);
+  if (mode == "storm") return Storm(flags);
   if (mode == "load") return Load(flags);
   std::fprintf(stderr, "daemon_bench: unknown mode %s\n", mode.c_str());
   return 2;

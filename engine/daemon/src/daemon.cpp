@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -43,6 +45,7 @@ namespace triage::daemon {
 namespace {
 
 namespace asio = boost::asio;
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using detail::FsChange;
 using detail::StreamPipeline;
@@ -53,6 +56,17 @@ constexpr size_t kHeadBytes = 1024;            // kept to recognise a copy of th
 constexpr size_t kMaxPartialLine = 2 << 20;    // a longer unterminated line goes to the framer
 constexpr auto kOrphanGrace = std::chrono::seconds(2);    // writes to a renamed/deleted file
 constexpr auto kCopyDecision = std::chrono::seconds(30);  // a copy with no truncation seen
+// A traceback whose last line written is not its end (a frame, a chain header) is still being
+// written: its settle time extends to this (or the quiet gap, if shorter).
+constexpr double kUnfinishedSettle = 10;
+// How often a quiet traceback whose process is alive is looked at again.
+constexpr auto kAliveRecheck = std::chrono::seconds(1);
+constexpr size_t kLastLineBytes = 512;
+// Bounds on a stream that never settles (a service failing continuously): incidents closed and
+// waiting for a settled offset, and how long a failure may wait for one.
+constexpr size_t kMaxWaitingIncidents = 64;
+constexpr auto kMaxUnsettled = std::chrono::seconds(30);
+constexpr std::string_view kTracebackStart = "Traceback (most recent call last):";
 
 struct FileId {
   uint64_t dev = 0;
@@ -117,6 +131,23 @@ std::string ReadAt(int fd, uint64_t offset, size_t n) {
   return out;
 }
 
+// FNV-1a 64: the fingerprint of a file's first bytes in its checkpoint.
+uint64_t HeadHash(std::string_view bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// A fingerprint this short (a banner line every epoch of a log may start with) names no file.
+constexpr size_t kMinFingerprint = 16;
+
+// The file behind `fd` starts with the bytes `cp` fingerprinted.
+bool HeadMatches(int fd, const store::SourceCheckpoint& cp) {
+  if (cp.head_len == 0) return true;
+  std::string head = ReadAt(fd, 0, static_cast<size_t>(cp.head_len));
+  return head.size() == cp.head_len && HeadHash(head) == cp.head_hash;
+}
+
 // The two agree on their common length.
 bool SamePrefix(const std::string& a, const std::string& b) {
   size_t n = std::min(a.size(), b.size());
@@ -138,10 +169,77 @@ uint64_t CountLines(int fd, uint64_t offset) {
   return lines;
 }
 
+// `line` with a process prefix the decoder would peel (`[rank0]: `, `(EngineCore pid=12) `)
+// taken off.
+std::string_view WithoutProcessPrefix(std::string_view line) {
+  if (!line.empty() && (line[0] == '[' || line[0] == '(')) {
+    const char close = line[0] == '[' ? ']' : ')';
+    size_t end = line.find(close);
+    if (end != std::string_view::npos && end < 80) {
+      line.remove_prefix(end + 1);
+      if (!line.empty() && line[0] == ':') line.remove_prefix(1);
+      if (!line.empty() && line[0] == ' ') line.remove_prefix(1);
+    }
+  }
+  return line;
+}
+
+// The last line written belongs to a Python traceback that has not reached its exception line
+// yet: its header, a frame, a source line under a frame, a chain header, or the blank line
+// before one. (The exception line itself starts at the margin: `ValueError: ...`.)
+bool TracebackUnfinished(std::string_view last_line) {
+  std::string_view l = WithoutProcessPrefix(last_line);
+  while (!l.empty() && (l.back() == '\r' || l.back() == '\n')) l.remove_suffix(1);
+  if (l.empty()) return true;
+  if (l[0] == ' ' || l[0] == '\t') return true;
+  return l.find(kTracebackStart) != std::string_view::npos ||
+         l.starts_with("During handling of the above exception") ||
+         l.starts_with("The above exception was the direct cause");
+}
+
+// The pid a traceback's first line names in its process prefix (`(EngineCore pid=123)`,
+// `[pid 123]`), 0 when none.
+int64_t PidNamedIn(std::string_view line) {
+  for (std::string_view key : {std::string_view("pid="), std::string_view("pid ")}) {
+    size_t k = line.find(key);
+    if (k == std::string_view::npos || k > 80) continue;
+    int64_t pid = 0;
+    for (size_t i = k + key.size(); i < line.size() && line[i] >= '0' && line[i] <= '9'; ++i)
+      pid = pid * 10 + (line[i] - '0');
+    if (pid > 0) return pid;
+  }
+  return 0;
+}
+
+// The process `pid` runs on this host and writes this file (holds it open): proof that it did
+// not end. A pid in a log copied from elsewhere names some other process, which does not.
+bool AliveAndWriting(int64_t pid, const struct stat& file) {
+  if (pid <= 0) return false;
+  std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = opendir(fds.c_str());
+  if (!dir) return false;
+  bool found = false;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    struct stat st {};
+    if (stat((fds + "/" + e->d_name).c_str(), &st) == 0 && st.st_dev == file.st_dev &&
+        st.st_ino == file.st_ino) {
+      found = true;
+      break;
+    }
+  }
+  closedir(dir);
+  return found;
+}
+
 struct Folder {
   std::string path;
   std::string root;  // the watched folder it is in (itself for a root)
   int wd = -1;
+  // The folder is watched (a root, or under a recursive one): its files that the globs select
+  // are read. Else only `files` are: the folder holds files given as roots themselves.
+  bool whole = true;
+  std::set<std::string> files;  // names given as roots, read whatever the globs say
 };
 
 struct Tail {
@@ -162,6 +260,11 @@ struct Tail {
   uint64_t settled_offset = 0;  // the last offset where the pipeline held nothing
   uint64_t committed_offset = 0;
   std::vector<core::Incident> closed;  // closed, waiting for a settled offset
+  std::string last_line;               // the last whole line fed (its first kLastLineBytes)
+  bool traceback_seen = false;         // a traceback began since the pipeline last settled
+  int64_t traceback_pid = 0;           // the pid its prefix named, 0 when none
+  Clock::time_point held_until{};      // its process was seen alive: not closed before this
+  Clock::time_point unsettled_since{};  // the pipeline has held something since (epoch: settled)
   std::unique_ptr<StreamPipeline> pipe;
   std::string head;
   Clock::time_point last_data = Clock::now();
@@ -196,6 +299,11 @@ struct Counters {
 class Daemon {
  public:
   explicit Daemon(const WatchOptions& options) : opts_(options) {}
+  ~Daemon() {
+    if (lock_fd_ >= 0) close(lock_fd_);
+  }
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
   Status Start();
   Status RunLoop();
 
@@ -222,15 +330,18 @@ class Daemon {
 
   // Folders.
   void AddRoot(const std::string& path);
-  void AddFolder(const std::string& path, const std::string& root, bool startup);
+  void AddFileRoot(const std::string& path);
+  // `only_file`: the folder is watched for that file of it alone (a file given as a root).
+  void AddFolder(const std::string& path, const std::string& root, bool startup,
+                 const std::string* only_file = nullptr);
   void Reconcile(const std::string& folder_path, int wd, bool startup);
   void RescanAll(bool startup);
+  void RetryFolderLater(int wd);
 
   // Tails.
   void OpenTail(const Folder& folder, const std::string& name, const std::string& rel, int fd,
                 const struct stat& st, bool startup);
   uint64_t StartOffset(int fd, const std::string& path, const struct stat& st);
-  uint64_t CopiedWhileDown(int fd, const std::string& path, uint64_t size);
   void IndexTail(Tail& t);
   void UnindexTail(Tail& t);
   void MakeOrphan(Tail& t, const char* why);
@@ -238,14 +349,20 @@ class Daemon {
   void Drain();
   bool ReadTail(Tail& t, size_t budget);  // true when more may be waiting
   void Consume(Tail& t, const char* data, size_t n);
+  void NoteLines(Tail& t, std::string_view lines);
+  double SettleOf(const Tail& t) const;
+  bool ProcessAlive(const Tail& t) const;
   void AfterFeed(Tail& t);
   void OnTruncated(Tail& t, uint64_t size);
   void DecidePendingCopy(Tail& t, bool deadline_passed);
-  void FinishEpoch(Tail& t, const char* why);
+  void FinishEpoch(Tail& t, const char* why, bool keep_partial = false);
   void NewPipeline(Tail& t);
   void QueueCheckpoint(const Tail& t);
+  void ForgetCheckpoint(const Tail& t);
 
   // Store.
+  Status LockDatabase();
+  bool DatabaseReplaced();
   void Commit();
   void ScheduleCommit(std::chrono::milliseconds delay);
   void WriteHeartbeat(bool running);
@@ -262,7 +379,14 @@ class Daemon {
   const WatchOptions& opts_;
   asio::io_context io_;
   std::unique_ptr<asio::signal_set> signals_;
-  std::unique_ptr<asio::steady_timer> tick_timer_, commit_timer_, heartbeat_timer_;
+  std::unique_ptr<asio::steady_timer> tick_timer_, commit_timer_, heartbeat_timer_, retry_timer_;
+  std::set<int> retry_folders_;  // folders whose listing failed, looked at again shortly
+  bool retry_armed_ = false;
+  // The database as opened (a file deleted or replaced under the daemon is noticed) and the
+  // lock that keeps a second `watch` off it.
+  struct stat db_stat_ {};
+  int lock_fd_ = -1;
+  Status fatal_ = Status::Ok();
   std::unique_ptr<detail::InotifyWatcher> inotify_;
   std::optional<store::Store> store_;
   std::string db_path_;
@@ -273,7 +397,8 @@ class Daemon {
   ingest::FindLines find_lines_;
   std::unique_ptr<FileSelector> selector_;
   double quiet_gap_ = 300;
-  double settle_ = 0.02;
+  double settle_ = 0.5;
+  double traceback_settle_ = 1;
   bool verify_ = false;
   std::unique_ptr<detail::VerifyWorker> verifier_;
 
@@ -289,12 +414,11 @@ class Daemon {
   bool draining_posted_ = false;
 
   // Checkpoints as loaded at start (for files found by the startup scan).
-  std::map<std::string, store::SourceCheckpoint> saved_by_path_;
-  std::multimap<uint64_t, store::SourceCheckpoint> saved_by_inode_;
+  std::vector<store::SourceCheckpoint> saved_;
 
   // The next transaction.
   std::vector<core::Incident> pending_incidents_;
-  std::map<std::string, store::SourceCheckpoint> pending_checkpoints_;
+  std::map<FileId, store::SourceCheckpoint> pending_checkpoints_;
   bool commit_armed_ = false;
   bool tick_armed_ = false;
   bool stopping_ = false;
@@ -344,6 +468,7 @@ Status Daemon::LoadSettings(bool initial) {
   quiet_gap_ = opts_.quiet_gap_seconds ? *opts_.quiet_gap_seconds : config_.quiet_gap_seconds;
   if (quiet_gap_ < 0.05) quiet_gap_ = 0.05;
   settle_ = std::clamp(opts_.settle_seconds, 0.0, quiet_gap_);
+  traceback_settle_ = std::clamp(opts_.traceback_settle_seconds, settle_, quiet_gap_);
   verify_ = opts_.verify || config_.verify_enabled;
   if (initial) {
     db_path_ = opts_.db_path.empty() ? core::ResolveDbPath(std::nullopt, config_) : opts_.db_path;
@@ -385,15 +510,14 @@ Status Daemon::Start() {
   }
   if (Status st = LoadSettings(/*initial=*/true); !st.ok()) return st;
 
+  if (Status st = LockDatabase(); !st.ok()) return st;
   auto db = store::Store::Open(db_path_);
   if (!db.ok()) return db.status().Annotate(db_path_);
   store_.emplace(std::move(db).value());
+  if (stat(db_path_.c_str(), &db_stat_) != 0) return Status::Io(db_path_ + ": " + Errno(errno));
   auto saved = store_->ListCheckpoints();
   if (!saved.ok()) return saved.status().Annotate(db_path_);
-  for (auto& cp : *saved) {
-    saved_by_inode_.emplace(cp.inode, cp);
-    saved_by_path_[cp.path] = cp;
-  }
+  saved_ = std::move(saved).value();
 
   roots_ = opts_.folders.empty() ? config_.watch_folders : opts_.folders;
   if (roots_.empty()) return Status::InvalidInput("no folder to watch (give DIR or [watch] folders)");
@@ -402,6 +526,7 @@ Status Daemon::Start() {
   tick_timer_ = std::make_unique<asio::steady_timer>(io_);
   commit_timer_ = std::make_unique<asio::steady_timer>(io_);
   heartbeat_timer_ = std::make_unique<asio::steady_timer>(io_);
+  retry_timer_ = std::make_unique<asio::steady_timer>(io_);
 
   if (!opts_.once) {
     auto watcher = detail::InotifyWatcher::Create(
@@ -411,10 +536,21 @@ Status Daemon::Start() {
   }
   for (const auto& root : roots_) {
     struct stat st {};
-    if (stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return Status::NotFound(root + ": not a folder");
+    const bool exists = stat(root.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
+      AddRoot(root);
+      continue;
     }
-    AddRoot(root);
+    // A file (or one not there yet, in a folder that is): followed by name, as `tail -F` does.
+    struct stat parent {};
+    const std::string dir = fs::path(root).parent_path().string();
+    if ((exists && S_ISREG(st.st_mode)) ||
+        (!exists && errno == ENOENT && stat(dir.empty() ? "." : dir.c_str(), &parent) == 0 &&
+         S_ISDIR(parent.st_mode))) {
+      AddFileRoot(root);
+      continue;
+    }
+    return Status::NotFound(root + ": not a folder or a file");
   }
   Info("watch.start",
        {{"folders", std::to_string(roots_.size())},
@@ -459,7 +595,7 @@ Status Daemon::RunLoop() {
   } catch (const std::exception& e) {
     return Status::Io(std::string("event loop: ") + e.what());
   }
-  return Status::Ok();
+  return fatal_;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -467,8 +603,25 @@ Status Daemon::RunLoop() {
 
 void Daemon::AddRoot(const std::string& path) { AddFolder(path, path, /*startup=*/true); }
 
-void Daemon::AddFolder(const std::string& path, const std::string& root, bool startup) {
+void Daemon::AddFileRoot(const std::string& path) {
+  const fs::path p(path);
+  const std::string dir = p.parent_path().empty() ? std::string(".") : p.parent_path().string();
+  const std::string name = p.filename().string();
+  auto known = folder_by_path_.find(dir);
+  if (known == folder_by_path_.end()) {
+    AddFolder(dir, dir, /*startup=*/true, &name);
+    return;
+  }
+  folders_[known->second].files.insert(name);
+  Reconcile(dir, known->second, /*startup=*/true);
+}
+
+void Daemon::AddFolder(const std::string& path, const std::string& root, bool startup,
+                       const std::string* only_file) {
   if (folder_by_path_.count(path)) {
+    Folder& f = folders_[folder_by_path_[path]];
+    if (!only_file) f.whole = true;
+    else f.files.insert(*only_file);
     Reconcile(path, folder_by_path_[path], startup);
     return;
   }
@@ -481,10 +634,17 @@ void Daemon::AddFolder(const std::string& path, const std::string& root, bool st
     }
     wd = *w;
   }
-  folders_[wd] = Folder{path, root, wd};
+  Folder& folder = folders_[wd] = Folder{};
+  folder.path = path;
+  folder.root = root;
+  folder.wd = wd;
+  if (only_file) {
+    folder.whole = false;
+    folder.files.insert(*only_file);
+  }
   folder_by_path_[path] = wd;
   Reconcile(path, wd, startup);
-  if (!opts_.recursive) return;
+  if (!opts_.recursive || only_file) return;
   DIR* dir = opendir(path.c_str());
   if (!dir) return;
   std::vector<std::string> subs;
@@ -500,6 +660,24 @@ void Daemon::AddFolder(const std::string& path, const std::string& root, bool st
   }
   closedir(dir);
   for (const auto& s : subs) AddFolder(s, root, startup);
+}
+
+void Daemon::RetryFolderLater(int wd) {
+  retry_folders_.insert(wd);
+  if (opts_.once || retry_armed_ || stopping_) return;
+  retry_armed_ = true;
+  retry_timer_->expires_after(std::chrono::seconds(1));
+  retry_timer_->async_wait([this](const boost::system::error_code& ec) {
+    retry_armed_ = false;
+    if (ec || stopping_) return;
+    std::set<int> again;
+    again.swap(retry_folders_);
+    for (int w : again) {
+      auto fit = folders_.find(w);
+      if (fit != folders_.end()) Reconcile(fit->second.path, w, false);
+    }
+    for (auto& [id, t] : tails_) MarkReady(*t);
+  });
 }
 
 void Daemon::RescanAll(bool startup) {
@@ -518,6 +696,14 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
   const Folder folder = fit->second;
   std::set<FileId> present;
   DIR* dir = opendir(folder_path.c_str());
+  if (!dir && errno != ENOENT && errno != ENOTDIR) {
+    // Out of descriptors, a permission flipped, memory: the folder is still there, and so are
+    // its files. Its tails stay as they are (read through their open descriptors) and the folder
+    // is looked at again shortly; taking them for gone would read each file again from its start.
+    Error("folder.read", Errno(errno), {{"folder", folder_path}, {"action", "retry"}});
+    RetryFolderLater(wd);
+    return;
+  }
   if (dir) {
     std::vector<std::string> names;
     while (dirent* e = readdir(dir)) {
@@ -532,7 +718,7 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
                                    "/";
     for (const auto& name : names) {
       std::string rel = prefix + name;
-      if (!selector_->Selects(rel)) continue;
+      if (!(folder.whole && selector_->Selects(rel)) && !folder.files.count(name)) continue;
       std::string path = JoinPath(folder.path, name);
       struct stat st {};
       if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
@@ -619,56 +805,62 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
 // ---------------------------------------------------------------------------------------------
 // tails
 
+// Where a file found by the startup scan resumes, from the checkpoints by file identity:
+//   - its own (same dev and inode, and it still starts with the bytes fingerprinted then): its
+//     offset, unless the file is now shorter (truncated: from its start) or was born after the
+//     checkpoint was written (an inode number reused);
+//   - else the checkpoint of a file it is a copy of (another inode starting with that file's
+//     fingerprinted bytes: logrotate's copytruncate while the daemon was down, any number of
+//     times, each copy matching the epoch it holds): that checkpoint's offset, when the original
+//     no longer starts with those bytes (it was truncated); when the original still does, this
+//     is a plain copy whose bytes the original gives: from its end;
+//   - else from its start.
 uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat& st) {
-  const uint64_t inode = static_cast<uint64_t>(st.st_ino);
+  const FileId id = IdOf(st);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
-  const store::SourceCheckpoint* cp = nullptr;
-  auto p = saved_by_path_.find(path);
-  if (p != saved_by_path_.end() && p->second.inode == inode) {
-    cp = &p->second;
-  } else {
-    // Renamed while the daemon was down: the checkpoint is under the old name. Prefer the most
-    // recent of several (an inode number may have been reused).
-    auto [lo, hi] = saved_by_inode_.equal_range(inode);
-    for (auto it = lo; it != hi; ++it)
-      if (!cp || it->second.updated_at > cp->updated_at) cp = &it->second;
+  const store::SourceCheckpoint* own = nullptr;
+  for (const auto& cp : saved_)
+    if (cp.inode == id.ino && (cp.dev == id.dev || cp.dev == 0) && HeadMatches(fd, cp) &&
+        (!own || cp.updated_at > own->updated_at))
+      own = &cp;
+  if (own) {
+    int64_t born = BirthTime(fd);
+    int64_t written = ParseUtc(own->updated_at);
+    if (born >= 0 && written >= 0 && born > written) return 0;
+    if (size < own->offset) {
+      ++counters_.truncations;
+      Info("file.truncated", {{"path", path}, {"checkpoint", std::to_string(own->offset)},
+                              {"size", std::to_string(size)}});
+      return 0;
+    }
+    return own->offset;
   }
-  if (!cp) return CopiedWhileDown(fd, path, size);
-  // A file born after the checkpoint was written cannot be the file it describes (its inode
-  // number was reused after a delete).
-  int64_t born = BirthTime(fd);
-  int64_t written = ParseUtc(cp->updated_at);
-  if (born >= 0 && written >= 0 && born > written) return 0;
-  if (size < cp->offset) {
-    ++counters_.truncations;
-    Info("file.truncated", {{"path", path}, {"checkpoint", std::to_string(cp->offset)},
-                            {"size", std::to_string(size)}});
-    return 0;
+  const store::SourceCheckpoint* origin = nullptr;
+  for (const auto& cp : saved_) {
+    if (cp.head_len < kMinFingerprint || (cp.inode == id.ino && cp.dev == id.dev)) continue;
+    if (!HeadMatches(fd, cp)) continue;
+    if (!origin || cp.head_len > origin->head_len ||
+        (cp.head_len == origin->head_len && cp.updated_at > origin->updated_at))
+      origin = &cp;
   }
-  return cp->offset;
-}
-
-// A rotation ("app.log.1") of a file whose checkpoint it does not have, while that file is now
-// shorter than its checkpoint: logrotate's copytruncate ran while the daemon was down, and this
-// is the copy. Its bytes up to the checkpoint were read from the original; the rest were not.
-uint64_t Daemon::CopiedWhileDown(int fd, const std::string& path, uint64_t size) {
-  auto slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string base = RotationBase(name);
-  if (base == name) return 0;
-  auto it = saved_by_path_.find(JoinPath(dir, base));
-  if (it == saved_by_path_.end()) return 0;
-  const store::SourceCheckpoint& cp = it->second;
-  struct stat bst {};
-  if (stat(it->first.c_str(), &bst) != 0 || static_cast<uint64_t>(bst.st_ino) != cp.inode ||
-      static_cast<uint64_t>(bst.st_size) >= cp.offset || size < cp.offset)
-    return 0;
-  int64_t born = BirthTime(fd);
-  int64_t written = ParseUtc(cp.updated_at);
-  if (born >= 0 && written >= 0 && born < written) return 0;  // older than the checkpoint
-  Info("file.copy", {{"path", path}, {"of", it->first}, {"from", std::to_string(cp.offset)}});
-  return cp.offset;
+  if (!origin || size < origin->offset) return 0;
+  // Does the original still hold these bytes? Then they are read from it.
+  bool original_holds = false;
+  if (origin->dev != 0) {
+    std::string opath = origin->path;
+    struct stat ost {};
+    if (stat(opath.c_str(), &ost) == 0 && IdOf(ost).ino == origin->inode &&
+        IdOf(ost).dev == origin->dev) {
+      int ofd = open(opath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      if (ofd >= 0) {
+        original_holds = HeadMatches(ofd, *origin);
+        close(ofd);
+      }
+    }
+  }
+  Info("file.copy", {{"path", path}, {"of", origin->path},
+                     {"from", std::to_string(original_holds ? size : origin->offset)}});
+  return original_holds ? size : origin->offset;
 }
 
 void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::string& rel,
@@ -799,12 +991,11 @@ bool Daemon::ReadTail(Tail& t, size_t budget) {
     if (static_cast<uint64_t>(st.st_size) < t.read_offset) return false;
   } else if (static_cast<uint64_t>(st.st_size) < t.read_offset) {
     OnTruncated(t, st.st_size);
-  } else if (t.read_offset > 0 && !t.head.empty() && ReadAt(t.fd, 0, t.head.size()) != t.head) {
-    // Truncated and written again past where we were before we looked: the first bytes tell.
+  } else if (!t.head.empty() && ReadAt(t.fd, 0, t.head.size()) != t.head) {
+    // Truncated and written again past where we were before we looked, or truncated before a
+    // byte of it was read (its copy holds them): the first bytes tell.
     OnTruncated(t, st.st_size);
   }
-  if (t.head.size() < kHeadBytes && t.read_offset < kHeadBytes)
-    t.head = ReadAt(t.fd, 0, kHeadBytes);
   static thread_local std::vector<char> buf(kReadChunk);
   size_t done = 0;
   while (done < budget) {
@@ -815,6 +1006,25 @@ bool Daemon::ReadTail(Tail& t, size_t budget) {
       return false;
     }
     if (n == 0) return false;
+    // The head is what this file's first bytes were when read: bytes read here that disagree
+    // with it were written after a truncation that came between the head's read and this one
+    // (copytruncate, then new lines): the file is truncated before them, and its copy (which
+    // holds the bytes the head was taken from) goes on from where this file had been read.
+    const uint64_t off = t.read_offset;
+    if (off < t.head.size()) {
+      const size_t k = std::min(static_cast<size_t>(n), static_cast<size_t>(t.head.size() - off));
+      if (t.head.compare(static_cast<size_t>(off), k, buf.data(), k) != 0) {
+        OnTruncated(t, static_cast<uint64_t>(st.st_size));
+        return true;  // read again from its start, next turn
+      }
+    }
+    // The head grows from the bytes read (never from a second read of the file, which a
+    // truncation between the two would make disagree with what was analysed).
+    if (t.head.size() < kHeadBytes && off <= t.head.size() && off + n > t.head.size()) {
+      const size_t from = static_cast<size_t>(t.head.size() - off);
+      const size_t to = static_cast<size_t>(std::min<uint64_t>(off + n, kHeadBytes) - off);
+      t.head.append(buf.data() + from, to - from);
+    }
     t.read_offset += static_cast<uint64_t>(n);
     done += static_cast<size_t>(n);
     counters_.bytes += n;
@@ -849,9 +1059,11 @@ void Daemon::Consume(Tail& t, const char* data, size_t n) {
   size_t whole = static_cast<size_t>(last_nl - data) + 1;
   uint64_t nl = static_cast<uint64_t>(std::count(data, data + whole, '\n'));
   if (t.partial.empty()) {
+    NoteLines(t, std::string_view(data, whole));
     t.pipe->Feed(std::string_view(data, whole), t.path);
   } else {
     t.partial.append(data, whole);
+    NoteLines(t, t.partial);
     t.pipe->Feed(t.partial, t.path);
     t.partial.clear();
   }
@@ -862,12 +1074,40 @@ void Daemon::Consume(Tail& t, const char* data, size_t n) {
   AfterFeed(t);
 }
 
+// What the settle time needs to know of whole lines about to be fed: the last of them, and
+// whether a traceback began (and which pid its process prefix names).
+void Daemon::NoteLines(Tail& t, std::string_view lines) {
+  if (lines.empty()) return;
+  size_t start = lines.size() >= 2 ? lines.rfind('\n', lines.size() - 2) : std::string_view::npos;
+  start = start == std::string_view::npos ? 0 : start + 1;
+  t.last_line.assign(lines.substr(start, std::min(kLastLineBytes, lines.size() - start)));
+  size_t k = lines.rfind(kTracebackStart);
+  if (k == std::string_view::npos) return;
+  size_t line_start = lines.rfind('\n', k);
+  line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
+  t.traceback_seen = true;
+  t.traceback_pid = PidNamedIn(lines.substr(line_start, k - line_start));
+}
+
 void Daemon::AfterFeed(Tail& t) {
   for (auto& inc : t.pipe->TakeClosed()) t.closed.push_back(std::move(inc));
-  if (t.partial_fed || !t.pipe->Settled()) return;
+  if (t.partial_fed || !t.pipe->Settled()) {
+    // A service that fails without pause never lets its pipeline settle: the incidents that
+    // closed meanwhile would wait in memory (and out of the store) for ever. Past a bound the
+    // stream is cut here, at a line end, as a quiet file's is.
+    auto now = Clock::now();
+    if (t.unsettled_since == Clock::time_point{}) t.unsettled_since = now;
+    if (t.closed.size() >= kMaxWaitingIncidents ||
+        (t.pipe->failure_seen() && now - t.unsettled_since > kMaxUnsettled))
+      FinishEpoch(t, "unsettled", /*keep_partial=*/true);
+    return;
+  }
+  t.unsettled_since = {};
   uint64_t offset = t.fed_offset();
   bool moved = offset != t.settled_offset;
   t.settled_offset = offset;
+  t.traceback_seen = false;
+  t.traceback_pid = 0;
   // New rules (after SIGHUP) take over at a settled offset, where a fresh pipeline loses nothing.
   if (t.pipe->rules() != rules_) NewPipeline(t);
   if (!t.closed.empty()) {
@@ -881,12 +1121,27 @@ void Daemon::AfterFeed(Tail& t) {
 }
 
 void Daemon::QueueCheckpoint(const Tail& t) {
-  if (t.kind != Tail::Kind::kLive) return;  // an orphan's path belongs to another file now
+  if (t.kind == Tail::Kind::kPendingCopy) return;  // nothing read from it yet
   store::SourceCheckpoint cp;
   cp.path = t.path;
+  cp.dev = t.id.dev;
   cp.inode = t.id.ino;
   cp.offset = t.settled_offset;
-  pending_checkpoints_[t.path] = cp;
+  cp.head_len = t.head.size();
+  cp.head_hash = HeadHash(t.head);
+  pending_checkpoints_[t.id] = cp;
+}
+
+// A finished file that is gone for good (deleted): its checkpoint goes with its last incidents.
+void Daemon::ForgetCheckpoint(const Tail& t) {
+  struct stat st {};
+  if (fstat(t.fd, &st) != 0 || st.st_nlink > 0) return;
+  store::SourceCheckpoint cp;
+  cp.path = t.path;
+  cp.dev = t.id.dev;
+  cp.inode = t.id.ino;
+  cp.forget = true;
+  pending_checkpoints_[t.id] = cp;
 }
 
 // The file is shorter than what was read: copytruncate (or a writer that truncates). Its old
@@ -964,13 +1219,22 @@ void Daemon::DecidePendingCopy(Tail& t, bool deadline_passed) {
 
 // Ends the file's current stream: the unterminated last line is taken as a line, everything open
 // is closed and written with a checkpoint at the end of what was read.
-void Daemon::FinishEpoch(Tail& t, const char* why) {
+// With `keep_partial` (a cut while the file is being written) the unterminated last line is
+// kept for what follows, and the stream ends before it.
+void Daemon::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
   std::vector<core::Incident> all = std::move(t.closed);
   t.closed.clear();
-  for (auto& inc : t.pipe->Finish(t.partial, t.path)) all.push_back(std::move(inc));
-  t.partial.clear();
+  keep_partial = keep_partial && !t.partial_fed;
+  for (auto& inc : t.pipe->Finish(keep_partial ? std::string_view() : std::string_view(t.partial),
+                                  t.path))
+    all.push_back(std::move(inc));
+  if (!keep_partial) t.partial.clear();
   t.partial_fed = false;
-  t.settled_offset = t.read_offset;
+  t.settled_offset = t.fed_offset();
+  t.unsettled_since = {};
+  t.traceback_seen = false;
+  t.traceback_pid = 0;
+  t.held_until = {};
   size_t n = all.size();
   for (auto& inc : all) pending_incidents_.push_back(std::move(inc));
   QueueCheckpoint(t);
@@ -984,6 +1248,42 @@ void Daemon::FinishEpoch(Tail& t, const char* why) {
 
 // ---------------------------------------------------------------------------------------------
 // store
+
+// One `watch` per database: two would both read every file and count each crash twice. The
+// lock is an flock on "<db>.watch-lock" (not on the database: SQLite's POSIX locks on it are
+// dropped when any descriptor of it is closed), held for the process's life and released by
+// the kernel however it ends. --once takes it too: it reads the same files from the same
+// checkpoints.
+Status Daemon::LockDatabase() {
+  std::string lock_path = db_path_ + ".watch-lock";
+  lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) return Status::Io(lock_path + ": " + Errno(errno));
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    std::string holder = ReadAt(lock_fd_, 0, 32);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
+    close(lock_fd_);
+    lock_fd_ = -1;
+    if (err == EWOULDBLOCK)
+      return Status::Busy("another `triage watch`" +
+                          (holder.empty() ? std::string() : " (pid " + holder + ")") +
+                          " is already using " + db_path_ + "; stop it first");
+    return Status::Io(lock_path + ": " + Errno(err));
+  }
+  std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(lock_fd_, 0) == 0 && pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
+    // The pid is only for the message a second daemon prints; the lock holds without it.
+  }
+  return Status::Ok();
+}
+
+// The database file was deleted or replaced while the daemon ran: what it writes would go to
+// an unlinked file that nobody reads (`status` would say "never ran").
+bool Daemon::DatabaseReplaced() {
+  struct stat st {};
+  if (stat(db_path_.c_str(), &st) != 0) return true;
+  return st.st_dev != db_stat_.st_dev || st.st_ino != db_stat_.st_ino;
+}
 
 void Daemon::ScheduleCommit(std::chrono::milliseconds delay) {
   if (opts_.once || stopping_) return;
@@ -1003,7 +1303,7 @@ void Daemon::Commit() {
   std::erase_if(pending_incidents_, [](const core::Incident& i) { return i.causes.empty(); });
   std::vector<store::SourceCheckpoint> cps;
   cps.reserve(pending_checkpoints_.size());
-  for (const auto& [path, cp] : pending_checkpoints_) cps.push_back(cp);
+  for (const auto& [id, cp] : pending_checkpoints_) cps.push_back(cp);
   auto outcome = store_->Record(pending_incidents_, &cps);
   if (!outcome.ok()) {
     Error("store.write", outcome.status().message(),
@@ -1018,13 +1318,9 @@ void Daemon::Commit() {
   ++counters_.commits;
   counters_.incidents += static_cast<int64_t>(pending_incidents_.size());
   counters_.new_incidents += outcome->new_incidents;
-  for (const auto& [path, cp] : pending_checkpoints_) {
-    auto it = by_path_.find(path);
-    if (it != by_path_.end()) {
-      auto t = tails_.find(it->second);
-      if (t != tails_.end() && t->second->id.ino == cp.inode)
-        t->second->committed_offset = cp.offset;
-    }
+  for (const auto& [id, cp] : pending_checkpoints_) {
+    auto t = tails_.find(id);
+    if (t != tails_.end() && !cp.forget) t->second->committed_offset = cp.offset;
   }
   for (auto& inc : pending_incidents_) {
     std::string cause = inc.causes.empty() ? "-" : inc.causes.front().cause;
@@ -1167,8 +1463,31 @@ Clock::time_point Daemon::DueAt(const Tail& t) const {
   if (t.kind == Tail::Kind::kOrphan) return t.orphan_deadline;
   if (t.kind == Tail::Kind::kPendingCopy) return t.created + kCopyDecision;
   if (!t.Holding()) return Clock::time_point::max();
-  bool failure = t.pipe && t.pipe->failure_seen();
-  return t.last_data + Seconds(failure ? settle_ : quiet_gap_);
+  Clock::time_point due = t.last_data + Seconds(SettleOf(t));
+  if (t.held_until > due) due = std::min(t.held_until, t.last_data + Seconds(quiet_gap_));
+  return due;
+}
+
+// How long the file must stay quiet before what it holds is closed: after a fatal line, the
+// settle time; after a traceback (its process may have caught it and go on: a line showing it
+// at work cancels it), the traceback settle time; either extends while the last line written is
+// the inside of a traceback; else (signals waiting for a failure) the quiet gap.
+double Daemon::SettleOf(const Tail& t) const {
+  double wait = quiet_gap_;
+  if (t.pipe && t.pipe->fatal_seen()) wait = settle_;
+  else if ((t.pipe && t.pipe->failure_seen()) || t.traceback_seen) wait = traceback_settle_;
+  if (wait < quiet_gap_ && TracebackUnfinished(t.last_line))
+    wait = std::min(quiet_gap_, std::max(wait, kUnfinishedSettle));
+  return wait;
+}
+
+// A traceback's process, named by its prefix, still runs here and writes this file: the
+// traceback was caught (or the process is still printing); not a failure yet.
+bool Daemon::ProcessAlive(const Tail& t) const {
+  if (t.pipe && t.pipe->fatal_seen()) return false;
+  if (!t.traceback_seen || t.traceback_pid <= 0) return false;
+  struct stat st {};
+  return fstat(t.fd, &st) == 0 && AliveAndWriting(t.traceback_pid, st);
 }
 
 void Daemon::ArmTick() {
@@ -1201,6 +1520,7 @@ void Daemon::Tick() {
     while (ReadTail(o, kTurnBudget)) {
     }
     FinishEpoch(o, "gone");
+    ForgetCheckpoint(o);
     std::erase(ready_, &o);
     orphans_.erase(orphans_.begin() + static_cast<std::ptrdiff_t>(i));
   }
@@ -1208,8 +1528,11 @@ void Daemon::Tick() {
     if (t->queued || DueAt(*t) > now) continue;  // unread bytes first
     if (t->kind == Tail::Kind::kPendingCopy) {
       DecidePendingCopy(*t, true);
+    } else if (SettleOf(*t) < quiet_gap_ && now < t->last_data + Seconds(quiet_gap_) &&
+               ProcessAlive(*t)) {
+      t->held_until = now + kAliveRecheck;
     } else {
-      FinishEpoch(*t, t->pipe->failure_seen() ? "failure" : "quiet gap");
+      FinishEpoch(*t, SettleOf(*t) < quiet_gap_ ? "failure" : "quiet gap");
     }
   }
   if (!pending_incidents_.empty()) Commit();
@@ -1221,6 +1544,24 @@ void Daemon::HeartbeatLater() {
       std::chrono::milliseconds(static_cast<int64_t>(opts_.heartbeat_seconds * 1000)));
   heartbeat_timer_->async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
+    if (DatabaseReplaced()) {
+      // Exits with an error rather than reopening: a new empty database would have no
+      // checkpoints, and every file would be read again from its start into it.
+      fatal_ = Status::Io(db_path_ +
+                          ": the database was deleted or replaced while the daemon ran; "
+                          "restart `triage watch`");
+      Error("store.gone", fatal_.message());
+      stopping_ = true;
+      if (inotify_) inotify_->Stop();
+      boost::system::error_code ignored;
+      if (signals_) signals_->cancel(ignored);
+      tick_timer_->cancel();
+      commit_timer_->cancel();
+      retry_timer_->cancel();
+      if (verifier_) verifier_->Stop();
+      io_.stop();
+      return;
+    }
     WriteHeartbeat(true);
     HeartbeatLater();
   });
@@ -1235,8 +1576,19 @@ void Daemon::Shutdown() {
     while (ReadTail(*o, kTurnBudget)) {
     }
     FinishEpoch(*o, "gone");
+    ForgetCheckpoint(*o);
   }
   orphans_.clear();
+  // A complete failure is written now rather than waiting for its settle time in the next
+  // life (which would start that wait again): a fatal line, or a traceback that reached its
+  // exception line and whose process is not seen alive. The stream ends here; the next life
+  // starts after it, as after a settle.
+  for (auto& [id, t] : tails_) {
+    if (t->kind != Tail::Kind::kLive || !t->Holding() || SettleOf(*t) >= quiet_gap_ ||
+        TracebackUnfinished(t->last_line) || ProcessAlive(*t))
+      continue;
+    FinishEpoch(*t, "stop");
+  }
   ready_.clear();
   Commit();
   stopping_ = true;
@@ -1246,6 +1598,7 @@ void Daemon::Shutdown() {
   tick_timer_->cancel();
   commit_timer_->cancel();
   heartbeat_timer_->cancel();
+  retry_timer_->cancel();
   if (verifier_) verifier_->Stop();
   WriteHeartbeat(false);
   io_.stop();

@@ -42,10 +42,12 @@ class StreamPipeline {
   // A failure was fed (a fatal signature, or a traceback not logged as a warning): the process
   // has stopped, and its incident can be written as soon as the file goes quiet.
   bool failure_seen() const { return failure_seen_; }
+  // A fatal signature was fed (not just a traceback): the process has stopped for certain.
+  bool fatal_seen() const { return fatal_seen_; }
 
  private:
   void Rebase(std::vector<core::Incident>& incidents) const;
-  bool IsFailure(const ingest::Event& event) const;
+  bool IsFailure(const ingest::Event& event);  // notes a fatal hit in fatal_seen_
 
   std::shared_ptr<const core::RuleSet> rules_;
   uint64_t lines_before_;
@@ -54,6 +56,7 @@ class StreamPipeline {
   const std::string* current_source_ = nullptr;
   bool untaken_ = false;  // an Add happened since the last TakeClosed
   bool failure_seen_ = false;
+  bool fatal_seen_ = false;
 };
 
 }  // namespace triage::daemon::detail

@@ -425,8 +425,19 @@ TEST_F(WatchTest, SigkillWhileCheckpointsMoveResumesInMidFileExactly) {
   });
   std::mt19937 rng(13);
   int kills = 0;
+  auto committed = [&] {
+    uint64_t sum = 0;
+    for (const auto& log : logs) sum += CheckpointOf(log);
+    return sum;
+  };
   while (!done) {
+    const uint64_t before = committed();
     WatchProcess w(tmp_.path(), ExactArgs());
+    // The kill comes at a random point after this life's first commit: on a loaded machine the
+    // first incidents are stored well after watch.start (rules compiled on first use, the backlog
+    // analysed), longer than the kill interval, and a life killed before it commits anything
+    // tests no resumption.
+    ASSERT_TRUE(WaitUntil([&] { return done || committed() > before; }, 30s)) << w.Log();
     std::this_thread::sleep_for(std::chrono::milliseconds((300 + rng() % 400) * kSlowdown));
     EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
     ++kills;
@@ -615,7 +626,10 @@ TEST_F(WatchTest, VerifyAddsVerdictsInTheBackground) {
 TEST_F(WatchTest, UsageErrors) {
   EXPECT_EQ(RunTriage({"watch", "--db", db_.string()}, tmp_.path()), 2);  // no folder
   EXPECT_EQ(RunTriage({"watch", "--quiet-gap", "soon", dir_.string()}, tmp_.path()), 2);
-  EXPECT_EQ(RunTriage({"watch", "--db", db_.string(), (tmp_ / "missing").string()}, tmp_.path()),
+  // A missing FILE in a folder that exists is followed by name (tail -F); one whose folder is
+  // missing too is neither a folder nor a file.
+  EXPECT_EQ(RunTriage({"watch", "--db", db_.string(), (tmp_ / "missing" / "app.log").string()},
+                      tmp_.path()),
             2);
 }
 

@@ -7,12 +7,14 @@
 //   - Each file is read from its checkpoint (path, inode, offset) in the store, through the same
 //     pipeline as `triage analyze` (ingest::EventStream -> core::Analyzer), one stream per file.
 //   - Incidents go to the store as soon as they close: at once when the analyzer closes them;
-//     after a failure (a fatal signature, an uncaught traceback) once the file has been quiet
-//     for `settle_seconds` (0.02 s: the rest of a traceback written by a second write() still
-//     joins); else once the file has been quiet for `quiet_gap_seconds` (default 300 s, the
-//     configuration's [watch] quiet_gap). Closing at either point ends the file's stream there,
-//     as the end of a file ends it for `analyze`: a signal of another process of that file
-//     still waiting for a failure is dropped with it.
+//     after a fatal line once the file has been quiet for `settle_seconds` (0.5 s); after a
+//     traceback once it has been quiet for `traceback_settle_seconds` (1 s) with no line that
+//     shows the process at work (a caught exception is dropped by such a line), longer while
+//     the last line is inside an unfinished traceback or the traceback's process (a pid in its
+//     prefix) still runs here and holds the file open; else once the file has been quiet for
+//     `quiet_gap_seconds` (default 300 s, the configuration's [watch] quiet_gap). Closing at
+//     either point ends the file's stream there, as the end of a file ends it for `analyze`: a
+//     signal of another process of that file still waiting for a failure is dropped with it.
 //   - Exactly once: a file's checkpoint only ever moves to an offset where its pipeline holds
 //     nothing (no partial line, no open multi-line event, no open incident), and the incidents
 //     that closed before that offset are written in the same transaction as the checkpoint. A
@@ -28,7 +30,8 @@
 //     the old offset with the same first 1 KiB is not seen as truncated; a checkpoint whose file
 //     was replaced by one with the same inode number on a file system without birth times is
 //     trusted.
-//   - SIGTERM and SIGINT commit what has closed with the checkpoints and return; SIGHUP reloads
+//   - SIGTERM and SIGINT write every complete failure (a fatal line, a traceback that reached its
+//     exception line), commit what has closed with the checkpoints and return; SIGHUP reloads
 //     the configuration and the rules (broken rules keep the old ones, and the error is logged).
 //   - With verification on, a background thread runs the verifiers for each new incident, rate
 //     limited, and adds the verdicts to the store; ingestion never waits for it.
@@ -101,10 +104,17 @@ struct WatchOptions {
   // Seconds without new bytes after which a file's open incidents are closed and written;
   // unset: the configuration's [watch] quiet_gap (default 300 s).
   std::optional<double> quiet_gap_seconds;
-  // After a failure (a fatal signature, an uncaught traceback) the process has stopped: once its
-  // file has been quiet this long, the incident is closed and written without waiting for the
-  // quiet gap. Short, so that an incident is in the store well under 100 ms after its last line.
-  double settle_seconds = 0.02;
+  // After a fatal line (a fatal signature) the process has stopped: once its file has been quiet
+  // this long, the incident is closed and written without waiting for the quiet gap. Long
+  // enough that the rest of the same crash written by a later write (the traceback after an
+  // OOM kill line, a launcher's summary) still joins it.
+  double settle_seconds = 0.5;
+  // After a traceback (no fatal line): the same, once the file has been quiet this long (at
+  // least settle_seconds) with no line showing the process at work, which cancels it (a caught
+  // exception). Either time extends (to 10 s, at most the quiet gap) while the last line
+  // written is inside a traceback (a frame, a chain header), and a traceback whose process
+  // (a pid in its prefix) still runs here and holds the file open waits for the quiet gap.
+  double traceback_settle_seconds = 1;
   // Run the verifiers for new incidents (also on when the configuration's [verify] enabled is).
   // Not with `once`: a catch-up run does not wait for checks.
   bool verify = false;
