@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -21,8 +22,12 @@
 #include <thread>
 #include <vector>
 
+#include <csignal>
+
 #include "args.h"
 #include "command.h"
+#include "live.h"
+#include "time_selection.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/config.h"
 #include "triage/core/report.h"
@@ -39,12 +44,18 @@ constexpr const char* kUsage =
     "Usage: triage analyze [OPTIONS] [FILE...|-]\n\n"
     "Reads service logs (files, or stdin when no file is given or for '-'; gzip files are\n"
     "decompressed), finds the failures in them and reports each incident with its ranked root causes,\n"
-    "the lines that prove them and what to do.\n\n"
+    "the lines that prove them and what to do. Kubernetes CRI files (and pod log paths), journald's\n"
+    "JSON export, RFC 5424 and RFC 3164 syslog and docker json-file logs are unwrapped first.\n\n"
+    "A pipe that has not ended (`kubectl logs -f pod | triage analyze`) and files given with --follow\n"
+    "are read as they are written: each incident is reported as soon as it closes (after a fatal\n"
+    "line once the stream is quiet for 0.5 s, after a traceback once it is quiet for 1 s), until the\n"
+    "pipe ends or SIGINT/SIGTERM.\n\n"
     "Exit codes: 0 analysed; 1 with --exit-code when an incident was found; 2 bad usage or\n"
     "an unreadable input (the other inputs are still analysed and reported).\n\n";
 
 struct Settings {
   bool json = false;
+  bool jsonl = false;
   bool events = false;
   bool no_store = false;
   bool verify = false;
@@ -53,6 +64,8 @@ struct Settings {
   std::optional<std::string> service;
   std::optional<std::string> config_path;
   double quiet_gap_seconds = 300;
+  // --since/--until, normalized (store::ParseSince).
+  std::optional<std::string> since, until;
 };
 
 // What one input produced.
@@ -122,13 +135,18 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
   core::Analyzer analyzer(rules, opts);
   const std::string name = (*src)->name();
   ingest::IngestOptions io;
-  // The literal prefilter: a line no signature can match is framed and counted, not decoded.
-  rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
+  TimeSelection select(s.since, s.until);
+  // The literal prefilter: a line no signature can match is framed and counted, not decoded
+  // (unless lines are selected by their time, which every line tells).
+  if (!select.active()) rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
   uint64_t last = 0;
+  uint64_t last_selected = 0;
   ingest::IngestCounters counters;
   Status st = ingest::IngestSource(
       **src, source_id, io,
       [&](ingest::Event&& ev) {
+        if (!select.Keep(ev)) return;
+        last_selected = ev.last_line;
         analyzer.Add(ev, name);
         auto closed = analyzer.TakeClosed();
         for (auto& i : closed) out.incidents.push_back(std::move(i));
@@ -138,8 +156,9 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
         last = bytes;
       },
       &counters);
-  // A source that could not be read to its end did not end with what was read of it.
-  if (st.ok()) analyzer.EndSource(source_id, counters.lines);
+  // A source that could not be read to its end did not end with what was read of it. With
+  // --until it ends where the selection does.
+  if (st.ok()) analyzer.EndSource(source_id, s.until ? last_selected : counters.lines);
   for (auto& i : analyzer.Finish()) out.incidents.push_back(std::move(i));
   std::stable_sort(out.incidents.begin(), out.incidents.end(),
                    [](const core::Incident& a, const core::Incident& b) {
@@ -237,6 +256,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     core::Analyzer analyzer(rules, opts);
     ingest::IngestOptions io;
     rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
+    io.reference_time = int64_t(st.st_mtime);  // the year of a year-less time, as a whole read has it
     ingest::EventStream stream(source_id, io, [&](ingest::Event&& ev) {
       analyzer.Add(ev, path);
       for (auto& i : analyzer.TakeClosed()) part.incidents.push_back(std::move(i));
@@ -347,9 +367,108 @@ Status StoreAndVerify(std::vector<core::Incident>& incidents, const Settings& se
   return Status::Ok();
 }
 
+// Set by SIGINT/SIGTERM while open streams are read: what is open is then closed and reported.
+std::atomic<bool> g_stop{false};
+extern "C" void OnStopSignal(int) { g_stop.store(true); }
+
+// The open-stream reading of `inputs` (live.h): each incident verified, stored and printed as
+// soon as it closes (--json: one document at the end).
+// The signals that stop an open stream's reading, from when it is known that one will be read
+// (before the rules load: a stop asked for meanwhile is not lost) to the command's end.
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = OnStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+int AnalyzeLive(const std::vector<std::string>& inputs, const std::shared_ptr<const core::RuleSet>& rules,
+                const Settings& s, const core::Config& config, bool exit_code_flag) {
+
+  const char* no_color = std::getenv("NO_COLOR");
+  const bool color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
+  int exit_code = kExitOk;
+  size_t found = 0;
+  std::vector<core::Incident> all;  // --json
+  LiveCallbacks cb;
+  cb.incident = [&](core::Incident&& incident) {
+    std::vector<core::Incident> one;
+    one.push_back(std::move(incident));
+    if (Status st = StoreAndVerify(one, s, config); !st.ok()) {
+      PrintError("store", st.message());
+      exit_code = kExitUsage;
+    }
+    std::string out;
+    if (s.json) {
+      all.push_back(std::move(one[0]));
+    } else if (s.jsonl) {
+      JsonWriter w;
+      core::WriteIncidentJson(w, one[0]);
+      out = w.Take() + "\n";
+    } else {
+      if (found) out = "\n";
+      out += core::ReportText(one, color);
+    }
+    ++found;
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+  };
+  cb.error = [&](const std::string& input, const std::string& why, bool failed) {
+    PrintError(input, why);
+    if (failed) exit_code = kExitUsage;
+  };
+  core::AnalyzerOptions opts;
+  if (s.service) opts.service = *s.service;
+  opts.quiet_gap_seconds = s.quiet_gap_seconds;
+  LiveSettings live;
+  live.since = s.since;
+  live.until = s.until;
+  Status st = RunLive(inputs, rules, opts, live, g_stop, cb);
+  if (!st.ok()) {
+    PrintError("analyze", st.message());
+    return kExitUsage;
+  }
+  std::string tail;
+  if (s.json) {
+    std::stable_sort(all.begin(), all.end(), [](const core::Incident& a, const core::Incident& b) {
+      return a.source != b.source ? a.source < b.source : a.first_line < b.first_line;
+    });
+    tail = core::ReportJson(all) + "\n";
+  } else if (!s.jsonl && found == 0) {
+    tail = core::ReportText({}, color);
+  }
+  std::fwrite(tail.data(), 1, tail.size(), stdout);
+  std::fflush(stdout);
+  if (exit_code == kExitOk && exit_code_flag && found > 0) exit_code = kExitFound;
+  return exit_code;
+}
+
+// Stdin that is not a regular file (a pipe, a terminal, a socket) may stay open for long.
+bool StdinIsStream() {
+  struct stat st {};
+  return ::fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 int RunAnalyze(const std::vector<std::string>& argv) {
   Args args;
   args.Flag("json", "print one JSON document (docs/json-report.md) instead of the report")
+      .Flag("jsonl", "print each incident as one JSON object on a line of its own, as soon as it closes")
+      .Flag("follow", "follow the files as they grow, like tail -F (rotations too), until SIGINT/SIGTERM", 'f')
+      .Option("since", "WHEN", "only lines written since: 30m, 2d, -2h, today, yesterday or an ISO 8601 time")
+      .Option("until", "WHEN", "only lines written up to then (the forms of --since)")
       .Flag("events", "print the assembled events as JSON lines, one per event; no analysis")
       .Flag("no-store", "do not record the incidents in the database")
       .Option("db", "PATH", "the incident database (default: TRIAGE_DB, [store] path, XDG state)")
@@ -371,6 +490,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   }
   Settings s;
   s.json = args.Has("json");
+  s.jsonl = args.Has("jsonl");
   s.events = args.Has("events");
   s.no_store = args.Has("no-store");
   s.verify = args.Has("verify");
@@ -378,8 +498,23 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   s.db = args.Get("db");
   s.service = args.Get("service");
   s.config_path = args.Get("config");
-  if (s.json && s.events) {
-    PrintError("analyze", "--json and --events exclude each other");
+  for (const char* bound : {"since", "until"}) {
+    auto v = args.Get(bound);
+    if (!v) continue;
+    auto t = store::ParseSince(*v, static_cast<int64_t>(std::time(nullptr)));
+    if (!t.ok()) {
+      PrintError("analyze", std::string("--") + bound + " " + t.status().message());
+      return kExitUsage;
+    }
+    (std::string_view(bound) == "since" ? s.since : s.until) = *t;
+  }
+  if (int(s.json) + int(s.jsonl) + int(s.events) > 1) {
+    PrintError("analyze", "--json, --jsonl and --events exclude each other");
+    return kExitUsage;
+  }
+  const bool follow = args.Has("follow");
+  if (follow && s.events) {
+    PrintError("analyze", "--follow and --events exclude each other");
     return kExitUsage;
   }
   if (s.no_store && s.db) {
@@ -412,6 +547,10 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   }
 
   int exit_code = kExitOk;
+  // Open streams: followed files, and a pipe (or terminal) that is the only input.
+  const bool live = !s.events && (follow || (inputs.size() == 1 && inputs[0] == "-" && StdinIsStream()));
+  std::optional<StopSignals> stop_signals;
+  if (live) stop_signals.emplace();
 
   if (s.events) {
     // Every line matters here: no prefilter. Inputs one after another, streamed.
@@ -453,6 +592,8 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
 
+  if (live) return AnalyzeLive(inputs, loaded.rules, s, *config, args.Has("exit-code"));
+
   // Progress: only on a terminal, only when the inputs are large enough to wait for.
   uint64_t total = 0;
   for (const auto& in : inputs) {
@@ -471,7 +612,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   };
   // One input and several threads: the threads share the input, when it can be cut.
   std::optional<FileResult> split;
-  if (inputs.size() == 1 && threads > 1 && inputs[0] != "-")
+  if (inputs.size() == 1 && threads > 1 && inputs[0] != "-" && !s.since && !s.until)
     split = AnalyzeSplit(inputs[0], 0, loaded.rules, s, progress, threads);
   if (split) {
     results[0] = std::move(*split);
@@ -505,6 +646,13 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     std::string doc = core::ReportJson(incidents);
     doc += '\n';
     std::fwrite(doc.data(), 1, doc.size(), stdout);
+  } else if (s.jsonl) {
+    for (const auto& incident : incidents) {
+      JsonWriter w;
+      core::WriteIncidentJson(w, incident);
+      std::string line = w.Take() + "\n";
+      std::fwrite(line.data(), 1, line.size(), stdout);
+    }
   } else {
     const char* no_color = std::getenv("NO_COLOR");
     const bool color = isatty(STDOUT_FILENO) && !(no_color && *no_color);

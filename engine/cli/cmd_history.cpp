@@ -9,15 +9,18 @@ namespace triage::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: triage history [--since 2d|12h|30m|ISO-8601] [--service S] [--cause ID] [--limit N]\n"
+    "Usage: triage history [--since WHEN] [--until WHEN] [--service S] [--cause ID] [--limit N]\n"
     "                      [--json] [--db PATH] [--config FILE]\n\n"
     "Lists the stored incidents, the most recently seen first: each is one failure however\n"
     "often it recurred (same root causes and defining captures on the same service).\n"
-    "Times are the log's own when it had them, else when it was read.\n\n";
+    "Times are the log's own when it had them (in UTC, their zone applied), else when it was read.\n"
+    "WHEN is as systemd.time(7) writes it: 30m, 12h, 2d, 1w, -2h, '2h ago', now, today, yesterday\n"
+    "(UTC midnights), or an ISO 8601 date or time (a zone applied).\n\n";
 
 int RunHistory(const std::vector<std::string>& argv) {
   Args args;
-  args.Option("since", "WHEN", "only incidents seen since: 30m, 12h, 2d, 1w or an ISO 8601 time")
+  args.Option("since", "WHEN", "only incidents seen since: 30m, 12h, 2d, -2h, today, yesterday or an ISO 8601 time")
+      .Option("until", "WHEN", "only incidents first seen up to then (the forms of --since)")
       .Option("service", "S", "only this service")
       .Option("cause", "ID", "only incidents with this root cause (or a prefix: 'cuda')")
       .Option("limit", "N", "at most N incidents (default 50; 0: all)", 'n')
@@ -43,6 +46,14 @@ int RunHistory(const std::vector<std::string>& argv) {
       return kExitUsage;
     }
     filter.since = *t;
+  }
+  if (auto until = args.Get("until")) {
+    auto t = store::ParseSince(*until, static_cast<int64_t>(std::time(nullptr)));
+    if (!t.ok()) {
+      PrintError("history", "--until " + t.status().message());
+      return kExitUsage;
+    }
+    filter.until = *t;
   }
   filter.service = args.Get("service");
   filter.cause = args.Get("cause");
@@ -83,7 +94,7 @@ int RunHistory(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   if (rows->empty()) {
-    std::cout << "No incidents stored" << (filter.since || filter.service || filter.cause
+    std::cout << "No incidents stored" << (filter.since || filter.until || filter.service || filter.cause
                                                ? " that match."
                                                : " yet (in " + store->path() + ").")
               << "\n";

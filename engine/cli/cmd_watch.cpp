@@ -2,32 +2,45 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include <atomic>
+#include <csignal>
+
 #include "args.h"
 #include "command.h"
+#include "live.h"
+#include "triage/core/analyzer.h"
 #include "triage/core/config.h"
 #include "triage/daemon/daemon.h"
 #include "triage/daemon/file_selector.h"
+#include "triage/store/store.h"
 #include "triage/verifiers/runner.h"
 
 namespace triage::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: triage watch [OPTIONS] DIR...\n\n"
-    "Follows every log file of the folders as it is written, through the pipeline of\n"
+    "Usage: triage watch [OPTIONS] DIR|FILE...\n"
+    "       triage watch [OPTIONS] -\n\n"
+    "Follows every log file of the folders (and each FILE given, by its name, as tail -F does; it\n"
+    "need not exist yet) as it is written, through the pipeline of\n"
     "`triage analyze`, and writes each incident to the store as soon as it closes: right after\n"
     "a failure once the file goes quiet, else after the quiet gap. Rotation-safe (rename,\n"
     "copytruncate, delete and recreate); resumes where it stopped, neither skipping nor\n"
     "repeating. SIGTERM/SIGINT write what has closed and exit 0; SIGHUP reloads the\n"
     "configuration and the rules (broken rules keep the old ones). Its log is logfmt on stderr.\n\n"
     "Files: by default *.log *.out *.err *.txt *.jsonl and their numbered rotations\n"
-    "(app.log.1, app.log-20261102); compressed files are never read.\n\n";
+    "(app.log.1, app.log-20261102); compressed files are never read. Kubernetes pod logs\n"
+    "(/var/log/pods/<namespace>_<pod>_<uid>/<container>/0.log) are read as the container's service,\n"
+    "with the namespace and pod kept.\n\n"
+    "'-' reads stdin instead, until it ends or SIGTERM/SIGINT, and writes each incident to the store\n"
+    "as soon as it closes (no checkpoint: a stream cannot be resumed; no heartbeat).\n\n";
 
 double ParseSeconds(const std::string& s, bool& ok) {
   char* end = nullptr;
@@ -45,6 +58,84 @@ void RaiseFileLimit() {
   }
 }
 
+std::atomic<bool> g_stop{false};
+extern "C" void OnWatchStop(int) { g_stop.store(true); }
+
+// `watch -`: stdin read as an open stream (live.h), each incident written to the store as it
+// closes and logged as the daemon logs it.
+int WatchStdin(const daemon::WatchOptions& o) {
+  struct sigaction sa {};
+  sa.sa_handler = OnWatchStop;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  auto config = core::LoadConfig(o.config_path);
+  if (!config.ok()) {
+    PrintError("config", config.status().message());
+    return kExitUsage;
+  }
+  std::vector<std::string> folders{core::ShippedRulesDir()};
+  for (const auto& f : config->rule_folders) folders.push_back(f);
+  for (const auto& f : o.rule_folders) folders.push_back(f);
+  core::RuleLoadResult loaded = core::LoadRules(folders);
+  for (const auto& d : loaded.diagnostics) PrintError(d.ToString(), "rule skipped");
+  if (!loaded.rules) {
+    PrintError("rules", "no usable rule set");
+    return kExitUsage;
+  }
+  const std::string db_path = o.db_path.empty() ? core::ResolveDbPath(std::nullopt, *config) : o.db_path;
+  auto db = store::Store::Open(db_path);
+  if (!db.ok()) {
+    PrintError(db_path, db.status().message());
+    return kExitUsage;
+  }
+  std::unique_ptr<core::VerificationRunner> runner;
+  if ((o.verify || config->verify_enabled) && o.runner_factory) runner = o.runner_factory(*config);
+  auto log = [&](daemon::LogRecord::Level level, std::string event,
+                 std::vector<std::pair<std::string, std::string>> fields) {
+    if (o.log) o.log({level, std::move(event), std::move(fields)});
+  };
+  int exit_code = kExitOk;
+  LiveCallbacks cb;
+  cb.incident = [&](core::Incident&& incident) {
+    if (runner) runner->VerifyIncident(incident);
+    core::ApplyVerdicts(incident);
+    std::vector<core::Incident> one;
+    one.push_back(std::move(incident));
+    auto recorded = db->Record(one);
+    if (!recorded.ok()) {
+      log(daemon::LogRecord::Level::kError, "store.write", {{"error", recorded.status().message()}});
+      exit_code = kExitUsage;
+      return;
+    }
+    const core::Incident& inc = one[0];
+    log(daemon::LogRecord::Level::kInfo, "incident",
+        {{"id", inc.id ? std::to_string(*inc.id) : "-"},
+         {"service", inc.service},
+         {"cause", inc.causes.empty() ? "-" : inc.causes[0].cause},
+         {"source", inc.source},
+         {"lines", std::to_string(inc.first_line) + "-" + std::to_string(inc.last_line)}});
+  };
+  cb.error = [&](const std::string& input, const std::string& why, bool failed) {
+    log(failed ? daemon::LogRecord::Level::kError : daemon::LogRecord::Level::kInfo, "input",
+        {{"input", input}, {"error", why}});
+    if (failed) exit_code = kExitUsage;
+  };
+  core::AnalyzerOptions opts;
+  opts.quiet_gap_seconds = o.quiet_gap_seconds ? *o.quiet_gap_seconds : config->quiet_gap_seconds;
+  LiveSettings live;
+  live.fatal_settle_seconds = o.settle_seconds;
+  live.traceback_settle_seconds = std::max(o.settle_seconds, o.traceback_settle_seconds);
+  log(daemon::LogRecord::Level::kInfo, "watch.start", {{"input", "-"}, {"db", db_path}});
+  Status st = RunLive({"-"}, loaded.rules, opts, live, g_stop, cb);
+  if (!st.ok()) {
+    PrintError("watch", st.message());
+    return kExitUsage;
+  }
+  log(daemon::LogRecord::Level::kInfo, "watch.done", {{"input", "-"}});
+  return exit_code;
+}
+
 int RunWatch(const std::vector<std::string>& argv) {
   Args args;
   args.Option("db", "PATH", "the database (default: TRIAGE_DB, [store] path, ~/.local/state/triage/triage.db)")
@@ -56,7 +147,7 @@ int RunWatch(const std::vector<std::string>& argv) {
       .Option("config", "FILE", "configuration file (read again on SIGHUP)")
       .Option("rules", "DIR", "extra rule folder (repeatable)")
       .Option("quiet-gap", "SECONDS", "close a file's open incidents after this long without new lines (default: [watch] quiet_gap, 300)")
-      .Option("settle", "SECONDS", "after a failure, write the incident once its file is quiet this long (default 0.02)")
+      .Option("settle", "SECONDS", "after a fatal line, write the incident once its file is quiet this long (default 0.5; after a traceback 1 s, or this if longer)")
       .Option("heartbeat", "SECONDS", "how often the heartbeat is written (default 5)")
       .Option("log-level", "LEVEL", "debug, info (default), warning or error");
   if (!args.Parse(argv)) {
@@ -126,6 +217,13 @@ int RunWatch(const std::vector<std::string>& argv) {
     vc.toolkit_search_paths = c.verify_toolkit_paths;
     return verifiers::MakeVerificationRunner(vc);
   };
+  if (std::find(o.folders.begin(), o.folders.end(), "-") != o.folders.end()) {
+    if (o.folders.size() > 1 || o.once) {
+      PrintError("watch", "'-' (stdin) is watched alone, and not with --once");
+      return kExitUsage;
+    }
+    return WatchStdin(o);
+  }
   RaiseFileLimit();
   Status st = daemon::Run(o);
   if (!st.ok()) {

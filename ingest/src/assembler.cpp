@@ -182,6 +182,7 @@ void SwapLines(DecodedLine& a, DecodedLine& b) {
   a.process.swap(b.process);
   a.level.swap(b.level);
   a.time.swap(b.time);
+  std::swap(a.time_dated, b.time_dated);
   a.host.swap(b.host);
   a.container.swap(b.container);
   std::swap(a.json, b.json);
@@ -451,6 +452,7 @@ void Assembler::FillLineEvent(Event& ev, DecodedLine& line) {
   ev.process = line.process;
   ev.level = line.level;
   ev.time = line.time;
+  ev.time_dated = line.time_dated;
   ev.host = line.host;
   ev.exceptions.clear();
   ev.frames.clear();
@@ -716,7 +718,10 @@ void Assembler::Close(Open* o, bool truncated) {
   for (const auto& l : ev.lines) {
     text_size += l.message.size() + 1;
     if (!ev.level && l.level) ev.level = l.level;
-    if (!ev.time && l.time) ev.time = l.time;
+    if (!ev.time && l.time) {
+      ev.time = l.time;
+      ev.time_dated = l.time_dated;
+    }
     if (!ev.host && l.host) ev.host = l.host;
   }
   ev.text.clear();

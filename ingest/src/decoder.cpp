@@ -943,6 +943,7 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   std::string_view message;
   im.ParsePlain(text, env, message);
   if (!env.has_time() && out.json && !json.time.empty()) Impl::JsonTime(json.time, env);
+  if (out.json) meta.json_time = json.time;
   const Level level = json_level ? json_level : env.level;
 
   out.message.assign(message.data(), message.size());

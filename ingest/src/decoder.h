@@ -27,6 +27,9 @@ namespace triage::ingest::detail {
 struct LineMeta {
   // The envelope's text (prefixes, time, level before the message); valid until the next Decode.
   std::string_view envelope;
+  // A JSON line's own time field (docker's "time"), also when the message's own time won; what
+  // a year-less time in the message takes its year from. Valid until the next Decode.
+  std::string_view json_time;
   bool header = false;       // the line carries its own time or level
   bool valid_utf8 = true;
   size_t indent = 0;         // leading spaces/tabs of the message
@@ -38,6 +41,7 @@ struct LineMeta {
   // stall on every line).
   void Reset() {
     envelope = {};
+    json_time = {};
     header = false;
     valid_utf8 = true;
     indent = 0;

@@ -6,7 +6,9 @@
 #include "assembler.h"
 #include "decoder.h"
 #include "framer.h"
+#include "log_time.h"
 #include "triage/json.h"
+#include "wrapper.h"
 
 namespace triage::ingest {
 
@@ -24,18 +26,63 @@ struct EventStream::Impl {
       : options(std::move(opts)),
         sink(std::move(s)),
         framer(options.max_line_bytes),
-        assembler(source, &sink) {}
+        assembler(source, &sink),
+        wrapper(options.max_line_bytes),
+        clock(options.reference_time) {}
+
+  // The source's first lines decide its wrapper, before they are framed (so that the skip path
+  // already knows it): shown to the wrapper as they come, a line cut in two by a chunk's end
+  // held (its first kProbeBytes) until its end arrives.
+  void ProbeBytes(std::string_view bytes) {
+    static constexpr size_t kProbeBytes = 64 << 10;
+    size_t p = 0;
+    while (wrapper.probing() && p < bytes.size()) {
+      const void* nl = std::memchr(bytes.data() + p, '\n', bytes.size() - p);
+      const size_t end = nl ? size_t(static_cast<const char*>(nl) - bytes.data()) : bytes.size();
+      if (probe.size() < kProbeBytes) probe.append(bytes.substr(p, std::min(end - p, kProbeBytes - probe.size())));
+      if (!nl) return;
+      ProbeHeld();
+      p = end + 1;
+    }
+  }
+  void ProbeHeld() {
+    std::string_view line = probe;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    wrapper.Probe(line);
+    probe.clear();
+  }
 
   void OnLine(const detail::LineView& v) {
     ++counters.lines;
     if (v.cut) ++counters.cut_lines;
+    if (wrapper.kind() == detail::WrapperKind::kNone) {
+      Take(v, known_keep, nullptr);
+      return;
+    }
+    // A wrapped line that holds nothing the caller looks for is passed over unpeeled, as a plain
+    // one is: a CRI or syslog record's text is a part of its line, and the literals keep_line
+    // looks for survive JSON's escapes (docs/rule-format.md). Not while a piece of a line is
+    // held, nor for a line whose text is not in its raw bytes (MustPeel).
+    if (options.keep_line && wrapper.idle() && assembler.idle() && !Wanted(v.raw, known_keep) &&
+        !wrapper.MustPeel(v.raw) && !detail::Assembler::MayStartMultiLine(v.raw))
+      return;
+    for (const detail::WrappedRecord& r : wrapper.Peel(v)) Take(r.line, false, &r.fields);
+  }
+
+  // Whether keep_line (or weak_line, while weak lines matter) accepts `raw`.
+  bool Wanted(std::string_view raw, bool known) const {
+    if (known || options.keep_line(raw)) return true;
+    return options.weak_line && (!options.keep_weak || !assembler.idle() || options.keep_weak()) &&
+           options.weak_line(raw);
+  }
+
+  // One line of the service's own: decoded and handed to the assembler, unless the prefilter
+  // rejects it while nothing is open. `wrapped`: what its wrapper said, filling in what the
+  // line itself leaves out.
+  void Take(const detail::LineView& v, bool known, const detail::WrapperFields* wrapped) {
     bool keep = true;
     if (options.keep_line) {
-      keep = known_keep || options.keep_line(v.raw);
-      if (!keep && options.weak_line &&
-          (!options.keep_weak || !assembler.idle() || options.keep_weak())) {
-        keep = options.weak_line(v.raw);
-      }
+      keep = Wanted(v.raw, known);
       if (!keep && assembler.idle() && !detail::Assembler::MayStartMultiLine(v.raw)) {
         return;  // counted, not decoded, no event
       }
@@ -43,7 +90,22 @@ struct EventStream::Impl {
     DecodedLine& line = assembler.LineBuffer();
     decoder.Decode(v, line, meta);
     if (!meta.valid_utf8) ++counters.invalid_utf8_lines;
+    if (wrapped) FillFromWrapper(line, *wrapped);
+    line.time_dated = clock.Normalize(line.time, wrapped ? wrapped->time : meta.json_time);
     assembler.Push(line, meta, keep);
+  }
+
+  static void FillFromWrapper(DecodedLine& line, const detail::WrapperFields& f) {
+    if (!line.time && !f.time.empty()) line.time = f.time;
+    if (!line.host && !f.host.empty()) line.host = f.host;
+    if (!line.level && f.level) line.level = f.level;
+    if (!line.process && !f.process.empty()) line.process = f.process;
+  }
+
+  // End of input: a line held in pieces is given as far as it got.
+  void FlushWrapper() {
+    if (wrapper.idle()) return;
+    for (const detail::WrappedRecord& r : wrapper.Flush()) Take(r.line, false, &r.fields);
   }
 
   // Feeds `bytes` through the framer line by line, as without find_lines.
@@ -62,7 +124,7 @@ struct EventStream::Impl {
     size_t cur = 0;
     size_t h = 0;
     while (cur < lines.size()) {
-      if (assembler.idle()) {
+      if (assembler.idle() && wrapper.idle()) {
         const bool weak_counts = WeakLinesMatter();
         if (weak_counts && !weak_scanned) {
           Scan(lines, cur, true);
@@ -73,7 +135,13 @@ struct EventStream::Impl {
                ((hits[h] & kHitOffset) < cur || (!weak_counts && (hits[h] & kWeakHit) != 0))) {
           ++h;
         }
-        const size_t from = h < hits.size() ? (hits[h] & kHitOffset) : lines.size();
+        size_t from = h < hits.size() ? (hits[h] & kHitOffset) : lines.size();
+        // A wrapped line that must be peeled though it has no hit (a CRI piece, a journald
+        // message in bytes) is fed too.
+        if (wrapper.kind() != detail::WrapperKind::kNone && from > cur) {
+          const size_t must = wrapper.FindMustPeel(lines.substr(cur, from - cur));
+          if (must != std::string_view::npos) from = cur + must;
+        }
         // Start of the line holding the hit: just past the last '\n' before it.
         size_t start = cur;
         if (from > cur) {
@@ -117,8 +185,11 @@ struct EventStream::Impl {
   detail::Framer framer;
   detail::Decoder decoder;
   detail::Assembler assembler;
+  detail::WrapperReader wrapper;
+  detail::LogClock clock;
   detail::LineMeta meta;
   IngestCounters counters;
+  std::string probe;           // the start of a line still to be probed, while probing
   std::vector<uint32_t> hits;  // find_lines' answer for the buffer being fed
   bool known_keep = false;     // the line being fed has a kKeepHit: keep_line would accept it
 };
@@ -130,6 +201,7 @@ EventStream::~EventStream() = default;
 void EventStream::Feed(std::string_view bytes) {
   Impl& im = *impl_;
   im.counters.bytes += bytes.size();
+  if (im.wrapper.probing()) im.ProbeBytes(bytes);
   if (!im.options.find_lines || !im.options.keep_line) {
     im.FeedLines(bytes);
   } else {
@@ -168,19 +240,31 @@ void EventStream::Feed(std::string_view bytes) {
 
 void EventStream::Finish() {
   Impl& im = *impl_;
+  if (im.wrapper.probing() && !im.probe.empty()) im.ProbeHeld();
   im.framer.Finish([&im](const detail::LineView& v) { im.OnLine(v); });
+  im.FlushWrapper();
+  im.assembler.Finish();
+  im.counters.events = im.assembler.events();
+}
+
+void EventStream::Flush() {
+  Impl& im = *impl_;
   im.assembler.Finish();
   im.counters.events = im.assembler.events();
 }
 
 const IngestCounters& EventStream::counters() const { return impl_->counters; }
 
-bool EventStream::idle() const { return !impl_->framer.mid_line() && impl_->assembler.idle(); }
+bool EventStream::idle() const {
+  return !impl_->framer.mid_line() && impl_->assembler.idle() && impl_->wrapper.idle();
+}
 
 Status IngestSource(ByteSource& source, uint32_t source_id, const IngestOptions& options,
                     const EventStream::Sink& sink, const std::function<void(uint64_t bytes)>& on_progress,
                     IngestCounters* counters) {
-  EventStream stream(source_id, options, sink);
+  IngestOptions with_time = options;
+  if (with_time.reference_time == 0) with_time.reference_time = source.mtime();
+  EventStream stream(source_id, std::move(with_time), sink);
   // Large blocks keep the per-call overhead negligible; 1 MiB stays well inside the memory
   // budget and in L2 of common server cores.
   std::vector<char> buf(1 << 20);

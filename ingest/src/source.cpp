@@ -19,8 +19,8 @@ namespace {
 // A file descriptor read with read(2); bytes peeked by OpenSource are handed back first.
 class FdSource final : public ByteSource {
  public:
-  FdSource(int fd, bool owned, std::string name, uint64_t size)
-      : fd_(fd), owned_(owned), name_(std::move(name)), size_(size) {}
+  FdSource(int fd, bool owned, std::string name, uint64_t size, int64_t mtime = 0)
+      : fd_(fd), owned_(owned), name_(std::move(name)), size_(size), mtime_(mtime) {}
   ~FdSource() override {
     if (owned_) ::close(fd_);
   }
@@ -44,6 +44,7 @@ class FdSource final : public ByteSource {
   }
   const std::string& name() const override { return name_; }
   uint64_t size_hint() const override { return size_; }
+  int64_t mtime() const override { return mtime_; }
 
   // Reads up to `n` bytes ahead and keeps them for the next Read calls.
   Result<std::string> Peek(size_t n) {
@@ -65,6 +66,7 @@ class FdSource final : public ByteSource {
   bool owned_;
   std::string name_;
   uint64_t size_;
+  int64_t mtime_;
   std::string pushed_;
   size_t pushed_pos_ = 0;
 };
@@ -155,6 +157,7 @@ class GzipSource final : public ByteSource {
   }
   const std::string& name() const override { return inner_->name(); }
   uint64_t size_hint() const override { return 0; }
+  int64_t mtime() const override { return inner_->mtime(); }
 
  private:
   std::unique_ptr<ByteSource> inner_;
@@ -189,7 +192,9 @@ Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path) {
 #ifdef POSIX_FADV_SEQUENTIAL
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-    src = std::make_unique<FdSource>(fd, true, path, S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0);
+    const bool regular = S_ISREG(st.st_mode);
+    src = std::make_unique<FdSource>(fd, true, path, regular ? static_cast<uint64_t>(st.st_size) : 0,
+                                     regular ? static_cast<int64_t>(st.st_mtime) : 0);
   }
   auto magic = src->Peek(2);
   if (!magic.ok()) return magic.status();

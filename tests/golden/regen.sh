@@ -25,7 +25,9 @@ mask() {
   sed -E -e 's/"host":( ?)"[^"]*"/"host":\1"<host>"/g' -e 's/^(Incident[^:]*: .*) on [^ ]+$/\1 on <host>/'
 }
 run() {
-  (cd "$root" && env -u TRIAGE_DB HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/config" \
+  # SOURCE_DATE_EPOCH (2027-01-01): the year of a year-less log time, whenever the logs were
+  # checked out.
+  (cd "$root" && env -u TRIAGE_DB SOURCE_DATE_EPOCH=1798761600 HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/config" \
      XDG_STATE_HOME="$tmp/home/state" XDG_DATA_HOME="$tmp/home/data" NO_COLOR=1 \
      TRIAGE_RULES_DIR="$root/rules" "$bin" analyze "$@" </dev/null)
 }

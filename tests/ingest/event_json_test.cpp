@@ -7,14 +7,17 @@ namespace triage::ingest {
 namespace {
 
 TEST(EventJson, TracebackFieldsInContractOrder) {
+  IngestOptions o;
+  o.reference_time = 1796428800;  // 2026-12-05: the year of the year-less time
   auto ev = testing::Assemble(
       "(EngineCore pid=1) ERROR 05-26 07:50:26 [core.py:9] Traceback (most recent call last):\n"
       "(EngineCore pid=1) ERROR 05-26 07:50:26 [core.py:9]   File \"/a b/\xc3\xbc\tx.py\", line 3, in f\n"
-      "(EngineCore pid=1) ERROR 05-26 07:50:26 [core.py:9] KeyError: 'x'\n");
+      "(EngineCore pid=1) ERROR 05-26 07:50:26 [core.py:9] KeyError: 'x'\n",
+      o);
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(EventToJson(ev[0], "svc.log"),
             "{\"kind\":\"traceback\",\"source\":\"svc.log\",\"first_line\":1,\"last_line\":3,"
-            "\"process\":\"EngineCore pid=1\",\"level\":\"ERROR\",\"time\":\"--05-26T07:50:26\","
+            "\"process\":\"EngineCore pid=1\",\"level\":\"ERROR\",\"time\":\"2026-05-26T07:50:26\","
             "\"exceptions\":[{\"type\":\"KeyError\",\"message\":\"'x'\"}],"
             "\"frames\":[{\"file\":\"/a b/\xc3\xbc\\tx.py\",\"line\":3,\"function\":\"f\"}],"
             "\"text\":\"Traceback (most recent call last):\\n  File \\\"/a b/\xc3\xbc\\tx.py\\\", line 3, in f\\nKeyError: 'x'\"}");

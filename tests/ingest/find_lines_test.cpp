@@ -168,6 +168,56 @@ TEST_P(FindLinesEquivalence, SameEventsWithAndWithoutTheFinder) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, FindLinesEquivalence, ::testing::Values(1u, 2u, 3u, 4u));
 
+// `log` as a Kubernetes CRI file: every line a record on stderr, lines of 40 bytes or more cut at
+// one or two random points into `P` pieces.
+std::string AsCri(const std::string& log, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string out;
+  size_t from = 0;
+  while (from < log.size()) {
+    size_t nl = log.find('\n', from);
+    const bool last = nl == std::string::npos;
+    const std::string line = log.substr(from, last ? std::string::npos : nl - from);
+    std::vector<size_t> cuts{0};
+    if (line.size() >= 40)
+      for (int k = int(rng() % 2); k >= 0; --k) cuts.push_back(1 + rng() % (line.size() - 1));
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    cuts.push_back(line.size());
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+      out += "2026-11-02T09:14:51.000000001Z stderr ";
+      out += c + 2 < cuts.size() ? "P " : "F ";
+      out += line.substr(cuts[c], cuts[c + 1] - cuts[c]);
+      if (c + 2 < cuts.size() || !last) out += '\n';
+    }
+    if (last) break;
+    from = nl + 1;
+  }
+  return out;
+}
+
+TEST_P(FindLinesEquivalence, SameEventsWithAndWithoutTheFinderInACriLog) {
+  // Pieces cut a literal in two as often as not: the skip path must still feed them.
+  const std::string log = AsCri(MixedLog(GetParam()), GetParam());
+  const NaiveFinder finder{{"keepme", "illegal memory access"}, {"HTTP/1.1\" 200"}};
+  for (size_t chunk : {0u, 1u, 7u, 100u, 4096u}) {
+    const auto plain = RunStream(log, finder, false, chunk);
+    const auto fast = RunStream(log, finder, true, chunk);
+    EXPECT_EQ(plain, fast) << "chunk " << chunk;
+    EXPECT_GT(plain.size(), 50u);
+  }
+}
+
+TEST_P(FindLinesEquivalence, ACriLogGivesThePlainLogsEvents) {
+  const std::string plain_log = MixedLog(GetParam());
+  auto texts = [](const std::vector<Event>& events) {
+    std::vector<std::string> out;
+    for (const auto& e : events) out.push_back(std::string(EventKindName(e.kind)) + " " + std::string(e.Text()));
+    return out;
+  };
+  EXPECT_EQ(texts(testing::Assemble(AsCri(plain_log, GetParam()))), texts(testing::Assemble(plain_log)));
+}
+
 TEST(FindLines, LinesWithoutAHitAreSkippedAndCounted) {
   // The finder is trusted: a line keep_line would keep but the finder does not report gives no
   // event (this is what makes the path fast), and is still numbered and counted.

@@ -17,6 +17,7 @@
 
 #include "ranker.h"
 #include "triage/core/rules.h"
+#include "triage/ingest/pipeline.h"
 
 namespace triage::core {
 
@@ -24,6 +25,8 @@ namespace fs = std::filesystem;
 
 std::string ServiceFromSourceName(std::string_view source_name) {
   if (source_name == "-" || source_name.empty()) return "stdin";
+  // A pod's log is named for its restart count (0.log): the service is the container.
+  if (auto pod = ingest::PodLogPathOf(source_name)) return pod->container;
   std::string name = fs::path(std::string(source_name)).filename().string();
   // Rotation suffixes and compression: ".1", ".gz", "-20261102", then extensions.
   auto strip = [&](auto pred) {
@@ -185,6 +188,7 @@ struct Analyzer::Impl {
     std::string host;
     bool definitive = false;     // a fatal line, or a traceback no benign line followed
     uint64_t tentative_line = 0;  // the last unconfirmed failure's line
+    uint64_t failures_dropped = 0;  // failures past max_failures_per_window (counted, not kept)
   };
   // A signal seen outside any window: it joins a failure that follows soon enough.
   struct Pending {
@@ -200,6 +204,8 @@ struct Analyzer::Impl {
   std::shared_ptr<const RuleSet> rules;
   AnalyzerOptions options;
   std::string default_host;
+  PodOrigin pod;            // what the first source's path names
+  bool pod_named = false;   // `pod` was looked for
   std::list<Window> windows;
   std::map<std::string, Window*> by_stream;
   std::deque<Pending> pending;
@@ -209,6 +215,9 @@ struct Analyzer::Impl {
   std::vector<Incident> closed;
   uint64_t event_seq = 0;
   size_t max_hits_per_window = 2000;
+  // A service failing without pause keeps one window open: its first failures are kept (they
+  // rank the causes; the rest add nothing but memory), the others only counted and spanned.
+  size_t max_failures_per_window = 256;
 
   // How far (in lines of one source) a signal may precede the failure it joins, and a failure
   // in another stream may follow the window's last failure, when times are not comparable.
@@ -244,6 +253,7 @@ struct Analyzer::Impl {
       Incident inc;
       inc.service = options.service;
       inc.host = w->host.empty() ? default_host : w->host;
+      inc.pod = pod;
       inc.source = w->source;
       inc.first_line = w->first_line == std::numeric_limits<uint64_t>::max() ? 0 : w->first_line;
       inc.last_line = w->last_line;
@@ -427,7 +437,8 @@ struct Analyzer::Impl {
     const uint64_t seq = ++event_seq;
     const std::string stream =
         std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
-    const std::optional<double> t = ParseTime(ev.time);
+    // A year the ingest worked out makes a time fit to show, not to compare with other sources'.
+    const std::optional<double> t = ev.time_dated ? std::nullopt : ParseTime(ev.time);
     const std::string prefix_pid = PidOf(ev.process);
     if (!prefix_pid.empty()) pid_stream[prefix_pid] = stream;
     // The event's own clock, else the last its source showed: the latest it can have been
@@ -630,9 +641,10 @@ struct Analyzer::Impl {
     f.line = k < ev.lines.size() ? ev.lines[k].number : ev.first_line;
     f.text = display(k);
     if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : std::string(ev.Text());
-    w->failures.push_back(std::move(f));
+    if (w->failures.size() < max_failures_per_window) w->failures.push_back(std::move(f));
+    else ++w->failures_dropped;
     if (fatal || uncaught) w->ended_streams[stream] = ev.last_line;
-    if (!fatal_pid.empty()) w->pids.insert(fatal_pid);
+    if (!fatal_pid.empty() && w->pids.size() < max_failures_per_window) w->pids.insert(fatal_pid);
     w->definitive |= fatal || uncaught;
     if (!fatal && !uncaught) w->tentative_line = ev.last_line;
     w->last_failure_line = std::max(w->last_failure_line, ev.last_line);
@@ -745,6 +757,10 @@ Analyzer::~Analyzer() = default;
 void Analyzer::Add(const ingest::Event& event, std::string_view source_name) {
   if (!impl_->rules) return;
   if (impl_->options.service.empty()) impl_->options.service = ServiceFromSourceName(source_name);
+  if (!impl_->pod_named) {
+    impl_->pod_named = true;
+    if (auto p = ingest::PodLogPathOf(source_name)) impl_->pod = {p->pod_namespace, p->pod, p->container};
+  }
   impl_->Add(event, source_name);
 }
 

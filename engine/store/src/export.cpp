@@ -37,20 +37,30 @@ std::string StoredIncidentJson(const StoredIncident& stored) {
 
 Status Store::Export(const std::optional<std::string>& since,
                      const std::function<Status(std::string_view line)>& line) {
+  return Export(since, std::nullopt, line);
+}
+
+Status Store::Export(const std::optional<std::string>& since, const std::optional<std::string>& until,
+                     const std::function<Status(std::string_view line)>& line) {
   detail::Db& db = impl_->db;
   auto txn = detail::Transaction::Begin(db, detail::Transaction::Mode::kRead);
   if (!txn.ok()) return txn.status().Annotate("export");
-  std::optional<std::string> from;
+  std::optional<std::string> from, to;
   if (since) {
     from = NormalizeTime(*since);
     if (!from) from = since;
   }
-  auto st = db.Prepare(from ? "SELECT id FROM incidents WHERE last_seen >= ?1 "
-                              "ORDER BY last_seen, id"
-                            : "SELECT id FROM incidents ORDER BY last_seen, id");
+  if (until) to = NormalizeTime(*until).value_or(*until);
+  // Built from constant fragments; every value is bound.
+  std::string sql = "SELECT id FROM incidents WHERE 1";
+  if (from) sql += " AND last_seen >= ?1";
+  if (to) sql += " AND first_seen <= ?2";
+  sql += " ORDER BY last_seen, id";
+  auto st = db.Prepare(sql);
   if (!st.ok()) return st.status().Annotate("export");
   detail::StmtUse ids(**st);
   if (from) ids->Bind(1, *from);
+  if (to) ids->Bind(2, *to);
   for (;;) {
     auto row = ids->Step();
     if (!row.ok()) return row.status().Annotate("export");

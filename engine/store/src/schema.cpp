@@ -117,7 +117,59 @@ END;
 INSERT INTO evidence_fts (evidence_fts) VALUES ('rebuild');
 )sql";
 
-constexpr const char* kSteps[] = {kToVersion1, kToVersion2};
+// Version 3: verdicts `not_reproduced` and `not_applicable` (DESIGN.md section 5). SQLite cannot
+// change a CHECK constraint in place, so the verifications table is rebuilt with the wider one
+// and its rows copied over; nothing references it, so dropping the old one cascades nowhere.
+constexpr const char* kToVersion3 = R"sql(
+CREATE TABLE verifications_v3 (
+  id          INTEGER PRIMARY KEY,
+  incident_id INTEGER NOT NULL REFERENCES incidents(id) ON DELETE CASCADE,
+  cause       TEXT NOT NULL,
+  verifier    TEXT NOT NULL,
+  verdict     TEXT NOT NULL CHECK (verdict IN ('confirmed', 'refuted', 'inconclusive', 'skipped',
+                                               'not_reproduced', 'not_applicable')),
+  reason      TEXT NOT NULL,
+  facts       TEXT NOT NULL,
+  host        TEXT NOT NULL,
+  time        TEXT NOT NULL,
+  ms          INTEGER NOT NULL,
+  UNIQUE (incident_id, cause, verifier, host)
+);
+INSERT INTO verifications_v3 (id, incident_id, cause, verifier, verdict, reason, facts, host, time, ms)
+  SELECT id, incident_id, cause, verifier, verdict, reason, facts, host, time, ms FROM verifications;
+DROP TABLE verifications;
+ALTER TABLE verifications_v3 RENAME TO verifications;
+)sql";
+
+// Version 4: source checkpoints keyed by the file's identity (dev, inode) rather than its path,
+// with a fingerprint of its first bytes (docs/schema.md). Old rows keep their inode with dev 0
+// and no fingerprint: the daemon matches those by inode alone, as before.
+constexpr const char* kToVersion4 = R"sql(
+CREATE TABLE source_checkpoints_v4 (
+  dev        INTEGER NOT NULL,
+  inode      INTEGER NOT NULL,
+  path       TEXT NOT NULL,
+  offset     INTEGER NOT NULL,
+  head_len   INTEGER NOT NULL DEFAULT 0,
+  head_hash  INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (dev, inode)
+);
+INSERT OR REPLACE INTO source_checkpoints_v4 (dev, inode, path, offset, updated_at)
+  SELECT 0, inode, path, offset, updated_at FROM source_checkpoints ORDER BY updated_at;
+DROP TABLE source_checkpoints;
+ALTER TABLE source_checkpoints_v4 RENAME TO source_checkpoints;
+)sql";
+
+// Version 5: the Kubernetes pod an incident's log came from (its namespace, pod and container,
+// as the log's path names them; empty for any other log).
+constexpr const char* kToVersion5 = R"sql(
+ALTER TABLE incidents ADD COLUMN pod_namespace TEXT NOT NULL DEFAULT '';
+ALTER TABLE incidents ADD COLUMN pod TEXT NOT NULL DEFAULT '';
+ALTER TABLE incidents ADD COLUMN container TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr const char* kSteps[] = {kToVersion1, kToVersion2, kToVersion3, kToVersion4, kToVersion5};
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion);
 
 }  // namespace

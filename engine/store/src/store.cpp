@@ -155,11 +155,10 @@ Result<std::vector<core::VerifyRequest>> ParseVerify(Db& db, const std::string& 
   return out;
 }
 
+// The schema's CHECK admits only the names core writes; anything else (a hand-edited file) reads
+// as what says least.
 core::Verdict VerdictFromName(const std::string& s) {
-  if (s == "confirmed") return core::Verdict::kConfirmed;
-  if (s == "refuted") return core::Verdict::kRefuted;
-  if (s == "skipped") return core::Verdict::kSkipped;
-  return core::Verdict::kInconclusive;
+  return core::VerdictFromName(s).value_or(core::Verdict::kInconclusive);
 }
 
 Status UpsertVerification(Db& db, int64_t incident_id, const std::string& cause,
@@ -305,6 +304,15 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
     TRIAGE_TRY(del_e->Run());
   }
 
+  if (!inc.pod.empty()) {
+    // The pod of the latest occurrence (a recurrence may come from another pod of the same
+    // workload).
+    TRIAGE_PREPARE(st, db,
+                   "UPDATE incidents SET pod_namespace = ?2, pod = ?3, container = ?4 WHERE id = ?1");
+    st->Bind(1, id).Bind(2, inc.pod.pod_namespace).Bind(3, inc.pod.pod).Bind(4, inc.pod.container);
+    TRIAGE_TRY(st->Run());
+  }
+
   if (!same_occurrence) {
     TRIAGE_TRY(InsertCauses(db, id, inc, occurrence, outcome));
     TRIAGE_PREPARE(st, db,
@@ -322,11 +330,22 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
 Status PutCheckpointRows(Db& db, const std::vector<SourceCheckpoint>& checkpoints,
                          const std::string& now) {
   TRIAGE_PREPARE(st, db,
-                 "INSERT INTO source_checkpoints (path, inode, offset, updated_at) "
-                 "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (path) DO UPDATE SET "
-                 "inode = excluded.inode, offset = excluded.offset, updated_at = excluded.updated_at");
+                 "INSERT INTO source_checkpoints (dev, inode, path, offset, head_len, head_hash, "
+                 "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (dev, inode) DO "
+                 "UPDATE SET path = excluded.path, offset = excluded.offset, head_len = "
+                 "excluded.head_len, head_hash = excluded.head_hash, updated_at = "
+                 "excluded.updated_at");
+  TRIAGE_PREPARE(del, db, "DELETE FROM source_checkpoints WHERE dev = ?1 AND inode = ?2");
   for (const auto& c : checkpoints) {
-    st->Bind(1, c.path).Bind(2, int64_t(c.inode)).Bind(3, int64_t(c.offset)).Bind(4, now);
+    if (c.forget) {
+      del->Bind(1, int64_t(c.dev)).Bind(2, int64_t(c.inode));
+      TRIAGE_TRY(del->Run());
+      del->Reset();
+      continue;
+    }
+    st->Bind(1, int64_t(c.dev)).Bind(2, int64_t(c.inode)).Bind(3, c.path);
+    st->Bind(4, int64_t(c.offset)).Bind(5, int64_t(c.head_len)).Bind(6, int64_t(c.head_hash));
+    st->Bind(7, now);
     TRIAGE_TRY(st->Run());
     st->Reset();
   }
@@ -414,6 +433,13 @@ Result<StoredIncident> ReadIncident(Db& db, int64_t id) {
     inc.last_line = uint64_t(st->Int(13));
     inc.started = st->OptText(14);
     inc.ended = st->OptText(15);
+  }
+  {
+    TRIAGE_PREPARE(st, db, "SELECT pod_namespace, pod, container FROM incidents WHERE id = ?1");
+    st->Bind(1, id);
+    auto row = st->Step();
+    if (!row.ok()) return row.status();
+    if (*row) inc.pod = {st->Text(0), st->Text(1), st->Text(2)};
   }
   struct Row {
     int64_t hid;
@@ -622,6 +648,7 @@ Result<std::vector<IncidentSummary>> Store::History(const HistoryFilter& filter)
   // Built from constant fragments; every value is bound.
   std::string sql = std::string("SELECT ") + kSummaryColumns + " FROM incidents WHERE 1";
   if (filter.since) sql += " AND last_seen >= ?1";
+  if (filter.until) sql += " AND first_seen <= ?5";
   if (filter.service) sql += " AND service = ?2";
   if (filter.cause) {
     sql +=
@@ -641,6 +668,7 @@ Result<std::vector<IncidentSummary>> Store::History(const HistoryFilter& filter)
   if (filter.service) st->Bind(2, *filter.service);
   if (filter.cause) st->Bind(3, *filter.cause);
   st->Bind(4, filter.limit > 0 ? filter.limit : int64_t{-1});
+  if (filter.until) st->Bind(5, NormalizeTime(*filter.until).value_or(*filter.until));
   std::vector<IncidentSummary> out;
   for (;;) {
     auto row = st->Step();
@@ -766,25 +794,29 @@ Status Store::AddVerifications(int64_t id, const std::string& cause,
 Result<std::optional<SourceCheckpoint>> Store::GetCheckpoint(const std::string& path) {
   Db& db = impl_->db;
   TRIAGE_PREPARE(st, db,
-                 "SELECT path, inode, offset, updated_at FROM source_checkpoints WHERE path = ?1");
+                 "SELECT path, inode, offset, updated_at, dev, head_len, head_hash FROM "
+                 "source_checkpoints WHERE path = ?1 ORDER BY updated_at DESC LIMIT 1");
   st->Bind(1, path);
   auto row = st->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<SourceCheckpoint>();
   return std::optional<SourceCheckpoint>(
-      SourceCheckpoint{st->Text(0), uint64_t(st->Int(1)), uint64_t(st->Int(2)), st->Text(3)});
+      SourceCheckpoint{st->Text(0), uint64_t(st->Int(1)), uint64_t(st->Int(2)), st->Text(3),
+                       uint64_t(st->Int(4)), uint64_t(st->Int(5)), uint64_t(st->Int(6))});
 }
 
 Result<std::vector<SourceCheckpoint>> Store::ListCheckpoints() {
   Db& db = impl_->db;
   TRIAGE_PREPARE(st, db,
-                 "SELECT path, inode, offset, updated_at FROM source_checkpoints ORDER BY path");
+                 "SELECT path, inode, offset, updated_at, dev, head_len, head_hash FROM "
+                 "source_checkpoints ORDER BY path");
   std::vector<SourceCheckpoint> out;
   for (;;) {
     auto row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    out.push_back({st->Text(0), uint64_t(st->Int(1)), uint64_t(st->Int(2)), st->Text(3)});
+    out.push_back({st->Text(0), uint64_t(st->Int(1)), uint64_t(st->Int(2)), st->Text(3),
+                   uint64_t(st->Int(4)), uint64_t(st->Int(5)), uint64_t(st->Int(6))});
   }
   return out;
 }

@@ -103,6 +103,52 @@ TEST(StoreMigration, Version1IsMigratedOnOpenWithItsIncidentsIntact) {
   EXPECT_EQ((*hb)->counters.at("lines"), 1200);
 }
 
+// Version 3 widens the verdicts (not_reproduced, not_applicable): a version-2 file keeps its
+// verifications and takes the new verdicts after the rebuild of the table.
+TEST(StoreMigration, Version2KeepsItsVerdictsAndTakesTheNewOnes) {
+  TempDir dir;
+  const std::string path = dir.File("v2.db");
+  MakeVersion1(path);
+  ExecScript(path, ReadData("schema_v1_to_v2.sql"));
+  ExecScript(path,
+             "INSERT INTO verifications (incident_id, cause, verifier, verdict, reason, facts, host, "
+             "time, ms) VALUES (1, 'cuda.toolkit_too_old_for_arch', 'cuda.toolkits', 'refuted', "
+             "'NVRTC 13.0 targets sm_120', '{}', 'vm', '2026-11-30T10:00:00', 40)");
+
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto version = store->SchemaVersion();
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(*version, kSchemaVersion);
+  EXPECT_TRUE(store->CheckIntegrity().ok());
+  auto before = store->GetIncident(1);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  ASSERT_EQ(before->incident.causes.size(), 1u);
+  ASSERT_EQ(before->incident.causes[0].verifications.size(), 1u);
+  EXPECT_EQ(before->incident.causes[0].verifications[0].verdict, core::Verdict::kRefuted);
+  EXPECT_EQ(before->incident.causes[0].verifications[0].reason, "NVRTC 13.0 targets sm_120");
+
+  // The same check on the same host replaces it; another host's verdict sits beside it.
+  ASSERT_TRUE(store
+                  ->AddVerifications(1, "cuda.toolkit_too_old_for_arch",
+                                     {{"cuda.toolkits", core::Verdict::kNotApplicable,
+                                       "the log is from ct200 with SM 12.x GPUs; this host is vm with no GPU",
+                                       "{}", "vm", 3},
+                                      {"gpu.devices", core::Verdict::kNotReproduced, "gone now", "{}", "ct201", 9}})
+                  .ok());
+  auto after = store->GetIncident(1);
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  const auto& vs = after->incident.causes[0].verifications;
+  ASSERT_EQ(vs.size(), 2u);
+  bool applicable_seen = false, reproduced_seen = false;
+  for (const auto& v : vs) {
+    applicable_seen |= v.verdict == core::Verdict::kNotApplicable && v.host == "vm";
+    reproduced_seen |= v.verdict == core::Verdict::kNotReproduced && v.host == "ct201";
+  }
+  EXPECT_TRUE(applicable_seen);
+  EXPECT_TRUE(reproduced_seen);
+}
+
 TEST(StoreMigration, ANewerSchemaIsRefused) {
   TempDir dir;
   const std::string path = dir.File("future.db");

@@ -119,7 +119,10 @@ struct DecodedLine {
   std::string display;       // the line as a person should see it (valid UTF-8)
   OptionalString process;    // "rank0", "EngineCore pid=123", "TP3", compose name...
   OptionalString level;      // normalised upper case: DEBUG INFO WARNING ERROR CRITICAL
-  OptionalString time;       // ISO 8601 as far as the line tells ("2026-11-02T09:14:03")
+  // ISO 8601: in UTC ("...Z") when the line gave its zone; else as the line tells, with the
+  // year worked out for a year-less one ("Dec  1 16:16:57" -> "2026-12-01T16:16:57").
+  OptionalString time;
+  bool time_dated = false;   // `time`'s year was worked out, not read
   OptionalString host;       // syslog host name, when the line carries one
   OptionalString container;  // docker container name, when the envelope says
   bool json = false;
@@ -150,6 +153,9 @@ struct Event {
   OptionalString process;
   OptionalString level;
   OptionalString time;
+  // `time`'s year was worked out (DecodedLine::time): good for a report, not for comparing
+  // with other sources' times.
+  bool time_dated = false;
   OptionalString host;
   // Tracebacks only: outermost cause first, the exception that ended the process last.
   std::vector<ExceptionInfo> exceptions;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,9 @@ class ByteSource {
   virtual const std::string& name() const = 0;
   // Total size in bytes when known (for progress), else 0.
   virtual uint64_t size_hint() const { return 0; }
+  // The file's modification time (seconds since the epoch) when it is a file, else 0: what a
+  // year-less time takes its year from before the log shows one.
+  virtual int64_t mtime() const { return 0; }
 };
 
 // Opens `path` ("-" is stdin). A gzip file (by its magic bytes) is decompressed transparently.
@@ -67,6 +71,10 @@ struct IngestOptions {
   // framed and counted but neither decoded nor shown to the predicates; the others go through
   // them as before, so the events are the same with or without find_lines.
   FindLines find_lines;
+  // Seconds since the epoch that a year-less time ("Dec  1 16:16:57", glog's "E1201") takes its
+  // year from until the source shows a full date: the file's modification time (IngestSource
+  // takes the source's own when this is 0). 0: now. SOURCE_DATE_EPOCH, when set, wins over both.
+  int64_t reference_time = 0;
 };
 
 // The literals whose presence in a raw line means it may start a multi-line event (a traceback,
@@ -94,6 +102,11 @@ class EventStream {
   // End of input: a final line without newline is framed, open events are closed (an open
   // traceback is emitted with Event::truncated = true).
   void Finish();
+  // Closes the multi-line events still open, as the end of input would, and goes on reading: a
+  // stream that went quiet right after a crash's last traceback (the assembler holds it open for
+  // lines that may still belong to it) gives it now. A partial line (no newline yet) and a line
+  // still in pieces (a CRI `P` line) stay held.
+  void Flush();
   const IngestCounters& counters() const;
   // True when the stream holds nothing of what it was fed: no partial line, no open multi-line
   // event, no event held back. A new stream started at this byte yields the same events from
@@ -105,12 +118,27 @@ class EventStream {
   std::unique_ptr<Impl> impl_;
 };
 
-// Reads `source` to its end through an EventStream. `on_progress`, when set, is called now and
+// Reads `source` to its end through an EventStream (with the source's mtime() as the reference
+// time unless `options` gives one). `on_progress`, when set, is called now and
 // then with the bytes read so far.
 Status IngestSource(ByteSource& source, uint32_t source_id, const IngestOptions& options,
                     const EventStream::Sink& sink,
                     const std::function<void(uint64_t bytes)>& on_progress = {},
                     IngestCounters* counters = nullptr);
+
+// What a log file's path says about its writer, when Kubernetes laid it out: a pod's container
+// logs are /var/log/pods/<namespace>_<pod>_<uid>/<container>/<restart>.log (rotations beside
+// them: 0.log.20261102-091451, 0.log.1.gz), and /var/log/containers/
+// <pod>_<namespace>_<container>-<64 hex id>.log links to them. The layout is recognised by
+// its shape, wherever the folders were copied to. Kubernetes' names hold no '_', so the parts
+// split without doubt.
+struct PodLogPath {
+  std::string pod_namespace;
+  std::string pod;
+  std::string container;
+};
+// nullopt when `path` is in neither layout.
+std::optional<PodLogPath> PodLogPathOf(std::string_view path);
 
 // The event as one JSON object (the `analyze --events` line format; no trailing newline).
 std::string EventToJson(const Event& event, std::string_view source_name);

@@ -81,7 +81,9 @@ class Analyzer {
   std::unique_ptr<Impl> impl_;
 };
 
-// "sglang-server.log.1" -> "sglang-server"; "-" -> "stdin".
+// "sglang-server.log.1" -> "sglang-server"; "-" -> "stdin"; a Kubernetes pod's log
+// (/var/log/pods/ml_sglang-0_<uid>/server/0.log, see ingest::PodLogPathOf) -> its container,
+// "server". The analyzer also gives the incidents of such a source its namespace and pod.
 std::string ServiceFromSourceName(std::string_view source_name);
 
 }  // namespace triage::core

@@ -38,14 +38,21 @@
 namespace triage::store {
 
 // The schema version this build writes (PRAGMA user_version). Older files are migrated on open.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 5;
 
-// Where a tailed source had been read up to (for the daemon's resume after restart).
+// Where a tailed source had been read up to (for the daemon's resume after restart). A
+// checkpoint is keyed by the file's identity (dev, inode), not its path: a file keeps it through
+// renames. `head_len`/`head_hash` fingerprint the file's first bytes when it was written, which
+// tell a copy of it (another inode, the same first bytes) and a new file given a reused inode.
 struct SourceCheckpoint {
-  std::string path;
+  std::string path;  // its path when written (for people; not a key)
   uint64_t inode = 0;
   uint64_t offset = 0;
   std::string updated_at;  // set by the store when written (UTC, ISO 8601)
+  uint64_t dev = 0;
+  uint64_t head_len = 0;   // how many first bytes head_hash covers (0: none)
+  uint64_t head_hash = 0;  // FNV-1a 64 of those bytes
+  bool forget = false;     // written by Record/PutCheckpoints: delete the row instead
 };
 
 // The daemon's liveness record: one per database.
@@ -82,6 +89,7 @@ struct StoredIncident {
 
 struct HistoryFilter {
   std::optional<std::string> since;    // ISO 8601; incidents last seen at or after it
+  std::optional<std::string> until;    // ISO 8601; incidents first seen at or before it
   std::optional<std::string> service;  // exact service name
   std::optional<std::string> cause;    // a root cause id, or a prefix of ids ("cuda" -> cuda.*)
   int64_t limit = 50;                  // <= 0: no limit
@@ -170,12 +178,16 @@ class Store {
   // returns and returns it. Read in one snapshot.
   Status Export(const std::optional<std::string>& since,
                 const std::function<Status(std::string_view line)>& line);
+  // The same, only incidents first seen at or before `until` (when given) too.
+  Status Export(const std::optional<std::string>& since, const std::optional<std::string>& until,
+                const std::function<Status(std::string_view line)>& line);
 
   // Adds verdicts for `cause` (a root cause id) of incident `id`. The latest verdict per
   // (cause, verifier, host) is kept. NotFound when the incident or cause is unknown.
   Status AddVerifications(int64_t id, const std::string& cause,
                           const std::vector<core::Verification>& verifications);
 
+  // The most recent checkpoint written under `path` (its path when written), if any.
   Result<std::optional<SourceCheckpoint>> GetCheckpoint(const std::string& path);
   Result<std::vector<SourceCheckpoint>> ListCheckpoints();
   Status PutCheckpoints(const std::vector<SourceCheckpoint>& checkpoints);
@@ -198,14 +210,17 @@ class Store {
 // followed by "fingerprint", "occurrences", "first_seen", "last_seen", "status" and "note".
 std::string StoredIncidentJson(const StoredIncident& stored);
 
-// "2d", "12h", "30m", "45s" before `now` (UTC, seconds since the epoch), or an ISO 8601 date or
-// time ("2026-11-02", "2026-11-02T09:00:00", a space for the T, seconds optional), as the
-// normalized "YYYY-MM-DDTHH:MM:SS" that stored times are compared with. Anything else is
-// InvalidInput.
+// A point in time as --since and --until take it, in the forms of systemd.time(7): "2d", "12h",
+// "30m", "45s", "1w" before `now` (UTC, seconds since the epoch), also written "-2h" or
+// "2h ago"; "now", "today", "yesterday", "tomorrow" (midnight, UTC); or an ISO 8601 date or
+// time ("2026-11-02", "2026-11-02T09:00:00", a space for the T, seconds optional, a zone
+// applied: "2026-12-01T19:23:24+05:00"). The result is the normalized "YYYY-MM-DDTHH:MM:SS"
+// (UTC) that stored times are compared with. Anything else is InvalidInput.
 Result<std::string> ParseSince(std::string_view text, int64_t now);
 
-// `time` normalized to "YYYY-MM-DDTHH:MM:SS" when it starts with an ISO 8601 date and time
-// (fractions and zones dropped), else nullopt.
+// `time` normalized to "YYYY-MM-DDTHH:MM:SS" in UTC when it starts with an ISO 8601 date and
+// time (a zone that follows it applied, a fraction dropped; without a zone it is taken as UTC),
+// else nullopt.
 std::optional<std::string> NormalizeTime(std::string_view time);
 
 // Current UTC time as "YYYY-MM-DDTHH:MM:SS".

@@ -1,0 +1,242 @@
+#include "log_time.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace triage::ingest::detail {
+
+namespace {
+
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The value of the n digits at s[i], or -1 when they are not all digits.
+int Num(std::string_view s, size_t i, size_t n) {
+  if (i + n > s.size()) return -1;
+  int v = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (!IsDigit(s[i + k])) return -1;
+    v = v * 10 + (s[i + k] - '0');
+  }
+  return v;
+}
+
+unsigned DaysInMonth(int64_t y, unsigned m) {
+  static constexpr unsigned kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m == 2) return (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 29 : 28;
+  return kDays[m - 1];
+}
+
+// "HH:MM:SS" at s[i] as seconds of the day, or -1.
+int64_t ClockSeconds(std::string_view s, size_t i) {
+  const int h = Num(s, i, 2), mi = Num(s, i + 3, 2), se = Num(s, i + 6, 2);
+  if (h < 0 || mi < 0 || se < 0 || s[i + 2] != ':' || s[i + 5] != ':' || h > 23 || mi > 59 || se > 60)
+    return -1;
+  return int64_t(h) * 3600 + mi * 60 + se;
+}
+
+void Put(char* out, int64_t v, int width) {
+  for (int k = width - 1; k >= 0; --k) {
+    out[k] = char('0' + v % 10);
+    v /= 10;
+  }
+}
+
+// "YYYY-MM-DDTHH:MM:SS" of `seconds` (UTC) into out[0..19).
+void FormatUtc(int64_t seconds, char* out) {
+  int64_t days = seconds / 86400;
+  int64_t rem = seconds % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  int64_t y;
+  unsigned m, d;
+  CivilFromDays(days, y, m, d);
+  Put(out, y, 4);
+  out[4] = '-';
+  Put(out + 5, m, 2);
+  out[7] = '-';
+  Put(out + 8, d, 2);
+  out[10] = 'T';
+  Put(out + 11, rem / 3600, 2);
+  out[13] = ':';
+  Put(out + 14, rem / 60 % 60, 2);
+  out[16] = ':';
+  Put(out + 17, rem % 60, 2);
+}
+
+// Where the zone of a full time starts (after its seconds and fraction), or npos for no full
+// time at s[0].
+size_t ZoneStart(std::string_view s) {
+  if (s.size() < 19 || Num(s, 0, 4) < 0 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
+      ClockSeconds(s, 11) < 0)
+    return std::string_view::npos;
+  size_t e = 19;
+  if (e < s.size() && (s[e] == '.' || s[e] == ',')) {
+    ++e;
+    while (e < s.size() && IsDigit(s[e])) ++e;
+  }
+  return e;
+}
+
+// The offset "+hh:mm", "+hhmm" or "+hh" at s[i] in seconds east of UTC; false when there is none.
+bool ZoneOffset(std::string_view s, size_t i, int64_t& offset) {
+  if (i >= s.size() || (s[i] != '+' && s[i] != '-')) return false;
+  const int h = Num(s, i + 1, 2);
+  if (h < 0 || h > 23) return false;
+  int mi = 0;
+  size_t end = i + 3;
+  if (end < s.size() && s[end] == ':') {
+    mi = Num(s, end + 1, 2);
+    end += 3;
+  } else if (end < s.size()) {
+    mi = Num(s, end, 2);
+    end += 2;
+  }
+  if (mi < 0 || mi > 59 || end != s.size()) return false;
+  offset = (int64_t(h) * 3600 + mi * 60) * (s[i] == '-' ? -1 : 1);
+  return true;
+}
+
+}  // namespace
+
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = unsigned(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + int64_t(doe) - 719468;
+}
+
+void CivilFromDays(int64_t z, int64_t& y, unsigned& m, unsigned& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = unsigned(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = int64_t(yoe) + era * 400 + (m <= 2);
+}
+
+bool IsoToEpoch(std::string_view t, int64_t& seconds) {
+  const size_t zone = ZoneStart(t);
+  if (zone == std::string_view::npos) return false;
+  const int y = Num(t, 0, 4), mo = Num(t, 5, 2), d = Num(t, 8, 2);
+  if (mo < 1 || mo > 12 || d < 1 || unsigned(d) > DaysInMonth(y, unsigned(mo))) return false;
+  seconds = DaysFromCivil(y, unsigned(mo), unsigned(d)) * 86400 + ClockSeconds(t, 11);
+  int64_t offset = 0;
+  if (zone < t.size() && (t[zone] == '+' || t[zone] == '-') && ZoneOffset(t, zone, offset)) seconds -= offset;
+  return true;
+}
+
+LogClock::LogClock(int64_t reference) : fallback_(reference != 0 ? reference : int64_t(std::time(nullptr))) {
+  // Reproducible output (reproducible-builds.org's convention): a fixed time instead of the
+  // file's and now.
+  if (const char* sde = std::getenv("SOURCE_DATE_EPOCH"); sde && *sde) {
+    char* end = nullptr;
+    const long long v = std::strtoll(sde, &end, 10);
+    if (end && *end == '\0' && v > 0) fallback_ = int64_t(v);
+  }
+}
+
+void LogClock::Remember(std::string_view full, bool own) {
+  if (full.size() < 19) return;
+  std::memcpy(last_full_, full.data(), 19);
+  have_full_ = true;
+  reference_done_ = false;
+  // A full time the log wrote itself says which year it is: a year worked out before for the
+  // year-less times of a day may have been a guess from the file's time.
+  if (own && last_year_ != 0 && Num(full, 0, 4) != last_year_) last_year_ = 0;
+}
+
+int64_t LogClock::Reference() {
+  if (!have_full_) return fallback_;
+  if (!reference_done_) {
+    int64_t s = 0;
+    reference_ = IsoToEpoch(std::string_view(last_full_, 19), s) ? s : fallback_;
+    reference_done_ = true;
+  }
+  return reference_;
+}
+
+bool LogClock::NormalizeSlow(std::string& s, std::string_view wrapper_time) {
+  if (s.size() >= 16 && s[0] == '-' && s[1] == '-') {
+    // "--MM-DDTHH:MM:SS[.frac]": a year to add. The lines of one day mostly follow each other:
+    // the year found for the day before is taken again without working it out.
+    if (s[4] != '-' || (s[7] != 'T' && s[7] != ' ')) return false;
+    int64_t year = 0;
+    if (last_year_ != 0 && std::memcmp(last_day_, s.data() + 2, 5) == 0) {
+      year = last_year_;
+    } else {
+      const int mo = Num(s, 2, 2), d = Num(s, 5, 2);
+      const int64_t clock = ClockSeconds(s, 8);
+      if (mo < 1 || mo > 12 || d < 1 || d > 31 || clock < 0) return false;
+      if (ZoneStart(wrapper_time) != std::string_view::npos) Remember(wrapper_time, true);
+      const int64_t ref = Reference();
+      int64_t ry;
+      unsigned rm, rd;
+      CivilFromDays(ref >= 0 ? ref / 86400 : (ref - 86399) / 86400, ry, rm, rd);
+      // Next to a time of the log's, the closest year (a log runs on over New Year's Eve); with
+      // only the file's time or now to go by, the last year that is not after it (a line is
+      // written before the file's last change), a day's slack for zones.
+      const bool before_only = !have_full_;
+      int64_t best = -1;
+      for (int64_t y = ry - 1; y <= ry + 1; ++y) {
+        if (unsigned(d) > DaysInMonth(y, unsigned(mo))) continue;  // Feb 29 of a common year
+        const int64_t t = DaysFromCivil(y, unsigned(mo), unsigned(d)) * 86400 + clock;
+        if (before_only && t > ref + 86400) continue;
+        const int64_t dist = t > ref ? t - ref : ref - t;
+        if (best < 0 || dist < best) {
+          best = dist;
+          year = y;
+        }
+      }
+      if (year == 0) return false;
+      std::memcpy(last_day_, s.data() + 2, 5);
+      last_year_ = year;
+      char y4[4];
+      Put(y4, year, 4);
+      s.replace(0, 1, y4, 4);
+      // The day's first line is the reference for what follows (a log going on past New
+      // Year's Eve); the day's other lines would tell nothing more.
+      Remember(s, false);
+      return true;
+    }
+    char y4[4];
+    Put(y4, year, 4);
+    s.replace(0, 1, y4, 4);
+    return true;
+  }
+  // A full time, as the decoder writes one (its digits checked there): where its zone starts.
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' ||
+      s[16] != ':')
+    return false;
+  size_t zone = 19;
+  if (zone < s.size() && (s[zone] == '.' || s[zone] == ',')) {
+    ++zone;
+    while (zone < s.size() && IsDigit(s[zone])) ++zone;
+  }
+  if (s[10] == ' ') s[10] = 'T';
+  if (zone == s.size() || s[zone] == 'Z' || s[zone] == 'z') {
+    if (zone < s.size()) s[zone] = 'Z';
+    Remember(s, true);
+    return false;
+  }
+  int64_t offset = 0;
+  if (!ZoneOffset(s, zone, offset)) return false;
+  int64_t secs = 0;
+  if (!IsoToEpoch(std::string_view(s).substr(0, zone), secs)) return false;
+  char utc[19];
+  FormatUtc(secs - offset, utc);
+  s.resize(zone);
+  s.push_back('Z');
+  std::memcpy(s.data(), utc, 19);
+  Remember(s, true);
+  return false;
+}
+
+}  // namespace triage::ingest::detail
