@@ -18,8 +18,8 @@
 // out; the line's own time, host, level and process win. Two exceptions, both so that a wrapped
 // log reads as the plain one does:
 //   - a level that journald or syslog give every line of a captured stdout/stderr by default
-//     (`info`, `notice`, `debug`: journald's stdout transport, any syslog line) says nothing
-//     about the line and is not given;
+//     (`info`, `notice`, `debug`: journald's stdout transport or none named, any syslog line)
+//     says nothing about the line and is not given;
 //   - the writing process (journald's identifier and pid, syslog's app and procid) is given as
 //     the process only for lines of another process than the source's first one: a journal of
 //     one service keeps its lines unprefixed, as in its own log, while the kernel's or another

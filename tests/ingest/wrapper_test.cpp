@@ -2,6 +2,8 @@
 // before the service's own line is decoded; one behaviour per test.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "../../ingest/src/wrapper.h"
 #include "ingest_testing.h"
 
@@ -225,6 +227,41 @@ TEST(WrapperReader, FindsThePiecesThatMustBePeeled) {
   ASSERT_NE(at, std::string::npos);
   EXPECT_EQ(lines.rfind('\n', at), lines.find('\n'));  // on the second line
   EXPECT_EQ(r.FindMustPeel("2026-11-02T09:14:51Z stderr F a P b\n"), std::string::npos);
+}
+
+// Wrapped lines cut and garbled at random (a truncated export, bytes lost in a pipe) are read as
+// far as they make sense, and every line is still framed and counted.
+TEST(Wrappers, MangledWrappedLinesNeverStopTheStream) {
+  const std::string samples[] = {
+      "2026-11-02T09:14:51.123456789Z stderr P Traceback (most recent call last):",
+      "2026-11-02T09:14:51.123456789Z stdout F   File \"/a.py\", line 3, in <module>",
+      std::string(kJournalLine),
+      R"({"__REALTIME_TIMESTAMP":"1793610891000000","MESSAGE":[27,91,51,49,109,120,10,121]})",
+      "<11>1 2026-11-02T09:14:51Z host app 1 - [x@1 a=\"]\"] ValueError: bad",
+  };
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    const std::string& head = samples[rng() % 5];
+    std::string log = head + "\n";  // decides the wrapper
+    size_t lines = 1;
+    for (int i = 0; i < 40; ++i) {
+      std::string l = samples[rng() % 5];
+      l.resize(rng() % (l.size() + 1));
+      for (int k = int(rng() % 3); k > 0 && !l.empty(); --k) l[rng() % l.size()] = char(rng() % 256);
+      for (char& c : l)
+        if (c == '\n') c = ' ';
+      log += l + "\n";
+      ++lines;
+    }
+    for (size_t chunk : {0u, 7u}) {
+      EventStream stream(0, {}, [](Event&&) {});
+      if (chunk == 0) stream.Feed(log);
+      else
+        for (size_t i = 0; i < log.size(); i += chunk) stream.Feed(std::string_view(log).substr(i, chunk));
+      stream.Finish();
+      EXPECT_EQ(stream.counters().lines, lines);
+    }
+  }
 }
 
 }  // namespace

@@ -343,6 +343,8 @@ class Daemon {
                 const struct stat& st, bool startup);
   uint64_t StartOffset(int fd, const std::string& path, const struct stat& st);
   void IndexTail(Tail& t);
+  // A tail opened through a symbolic link: its target's folder is watched for its writes.
+  void FollowLink(const Tail& t);
   void UnindexTail(Tail& t);
   void MakeOrphan(Tail& t, const char* why);
   void MarkReady(Tail& t);
@@ -410,6 +412,14 @@ class Daemon {
   std::vector<std::unique_ptr<Tail>> orphans_;     // renamed away or deleted, being finished
   std::unordered_map<std::string, FileId> by_path_;
   std::set<std::string> skipped_compressed_;
+  // Files read through a symbolic link (/var/log/containers/*.log -> /var/log/pods/...): their
+  // writes are seen in the target's folder, which is watched for them alone.
+  struct LinkTargetFolder {
+    std::string path;
+    std::set<int> link_folders;  // the watched folders whose links point into it
+  };
+  std::map<int, LinkTargetFolder> target_folders_;  // by watch descriptor
+  std::map<std::string, FileId> link_targets_;       // target path -> its tail
   std::deque<Tail*> ready_;
   bool draining_posted_ = false;
 
@@ -905,6 +915,31 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
         {"offset", std::to_string(start)},
         {"copy", ref.kind == Tail::Kind::kPendingCopy ? "maybe" : "no"}}});
   if (ref.kind != Tail::Kind::kPendingCopy) MarkReady(ref);
+  FollowLink(ref);
+}
+
+void Daemon::FollowLink(const Tail& t) {
+  struct stat link {};
+  if (!inotify_ || lstat(t.path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return;
+  std::error_code ec;
+  const fs::path target = fs::canonical(t.path, ec);
+  if (ec) return;
+  const std::string dir = target.parent_path().string();
+  if (folder_by_path_.count(dir)) return;  // watched anyway (its own tail reads the file)
+  int wd = -1;
+  for (const auto& [w, f] : target_folders_)
+    if (f.path == dir) wd = w;
+  if (wd < 0) {
+    auto w = inotify_->WatchFolder(dir);
+    if (!w.ok()) {
+      Error("folder.watch", w.status().message(), {{"folder", dir}, {"for", t.path}});
+      return;
+    }
+    wd = *w;
+    target_folders_[wd].path = dir;
+  }
+  target_folders_[wd].link_folders.insert(t.wd);
+  link_targets_[target.string()] = t.id;
 }
 
 void Daemon::IndexTail(Tail& t) { by_path_[t.path] = t.id; }
@@ -924,6 +959,8 @@ void Daemon::MakeOrphan(Tail& t, const char* why) {
   auto it = tails_.find(t.id);
   if (it == tails_.end() || it->second.get() != &t) return;
   UnindexTail(t);
+  for (auto lt = link_targets_.begin(); lt != link_targets_.end();)
+    lt = lt->second == t.id ? link_targets_.erase(lt) : std::next(lt);
   Info("file.gone", {{"path", t.path}, {"why", why}, {"offset", std::to_string(t.read_offset)}});
   ++counters_.rotations;
   std::unique_ptr<Tail> owned = std::move(it->second);
@@ -1376,6 +1413,18 @@ void Daemon::OnChanges(std::vector<FsChange>& changes) {
   for (const auto& c : changes) {
     if (c.mask & IN_Q_OVERFLOW) {
       rescan = true;
+      continue;
+    }
+    if (auto tf = target_folders_.find(c.wd); tf != target_folders_.end()) {
+      // A link's target written: its tail reads on. Renamed, deleted or created (the kubelet's
+      // rotation): the folders holding the links look again where their links point now.
+      if (c.mask & (IN_MODIFY | IN_CLOSE_WRITE)) {
+        auto lt = link_targets_.find(JoinPath(tf->second.path, c.name));
+        if (lt != link_targets_.end())
+          if (auto t = tails_.find(lt->second); t != tails_.end()) MarkReady(*t->second);
+      }
+      if (c.mask & (IN_CREATE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE))
+        for (int lwd : tf->second.link_folders) dirty.insert(lwd);
       continue;
     }
     auto fit = folders_.find(c.wd);

@@ -63,5 +63,42 @@ TEST(PodLogs, TheServiceIsTheContainerAndThePodIsKept) {
   EXPECT_TRUE(causes.count("python.symbol_missing"));
 }
 
+// /var/log/containers holds links to the pods' files: a daemon watching it reads each target as
+// it grows (its writes are seen in the target's folder), through the kubelet's rotations too.
+TEST(PodLogs, AContainersLinkIsFollowedAsItsTargetGrows) {
+  using namespace std::chrono_literals;
+  TempDir tmp;
+  const fs::path pod_dir = tmp / "var/log/pods/ml_sglang-0_0f4c2a1e-8b1d-4c3e-9a7f-2d6e5b4c3a21/server";
+  const fs::path links = tmp / "var/log/containers";
+  fs::create_directories(pod_dir);
+  fs::create_directories(links);
+  std::ofstream(pod_dir / "0.log") << "2026-11-02T09:14:00.000000001Z stdout F INFO serving\n";
+  fs::create_symlink(pod_dir / "0.log",
+                     links / "sglang-0_ml_server-4f1d2c3b4a5968776655443322110099aabbccddeeff00112233445566778899.log");
+  const fs::path db = tmp / "t.db";
+  WatchProcess w(tmp.path(), {"--db", db.string(), "--heartbeat", "0.1", links.string()});
+  const std::string oom =
+      "2026-11-02T09:14:51.000000001Z stderr F Nov  2 09:14:51 gpu-node-7 kernel: Out of memory: "
+      "Killed process 4242 (python3) total-vm:81234567kB, anon-rss:62345678kB\n";
+  std::ofstream(pod_dir / "0.log", std::ios::app) << oom;
+  EXPECT_TRUE(WaitUntil([&] { return CauseOccurrences(db)["host.oom_killed"] == 1; }, 10s)) << w.Log();
+  // The kubelet's rotation: the file renamed with a time, a new one in its place.
+  fs::rename(pod_dir / "0.log", pod_dir / "0.log.20261102-091500");
+  std::string again = oom;  // another crash, not the same one read again
+  for (size_t at; (at = again.find("09:14:51")) != std::string::npos;) again.replace(at, 8, "09:16:01");
+  std::ofstream(pod_dir / "0.log") << "2026-11-02T09:16:00.000000001Z stdout F INFO serving again\n" << again;
+  EXPECT_TRUE(WaitUntil([&] { return CauseOccurrences(db)["host.oom_killed"] == 2; }, 10s)) << w.Log();
+  EXPECT_EQ(w.Stop(), 0);
+  auto s = store::Store::Open(db.string());
+  ASSERT_TRUE(s.ok());
+  auto list = s->History({});
+  ASSERT_TRUE(list.ok());
+  ASSERT_FALSE(list->empty());
+  auto got = s->GetIncident(list->front().id);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->incident.service, "server");
+  EXPECT_EQ(got->incident.pod.pod, "sglang-0");
+}
+
 }  // namespace
 }  // namespace triage::daemon::testing

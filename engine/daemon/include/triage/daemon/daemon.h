@@ -4,6 +4,11 @@
 //   - Finds the files of the watched folders that the include globs select and the exclude globs
 //     do not (see file_selector.h for the defaults), with or without subfolders, and follows
 //     them as they grow: inotify events arrive on one descriptor in an event loop; nothing polls.
+//   - A root may also be a file (or one not there yet, in a folder that is): it is followed by
+//     name, whatever the globs say, as `tail -F` does. A file read through a symbolic link
+//     (/var/log/containers/*.log, linked into /var/log/pods) has its target's folder watched for
+//     its writes and rotations. A Kubernetes pod's log is the container's service, its incidents
+//     carrying the namespace and pod (ingest::PodLogPathOf).
 //   - Each file is read from its checkpoint (path, inode, offset) in the store, through the same
 //     pipeline as `triage analyze` (ingest::EventStream -> core::Analyzer), one stream per file.
 //   - Incidents go to the store as soon as they close: at once when the analyzer closes them;
@@ -86,7 +91,7 @@ using RunnerFactory =
     std::function<std::unique_ptr<core::VerificationRunner>(const core::Config& config)>;
 
 struct WatchOptions {
-  // Folders to watch; empty: the configuration's [watch] folders.
+  // Folders (or files) to watch; empty: the configuration's [watch] folders.
   std::vector<std::string> folders;
   // Globs on file names (a glob with a '/' is matched against the path relative to the watched
   // folder). Empty: the configuration's, else the defaults of file_selector.h.
