@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include "../gzip_text.h"
 
 namespace {
 
@@ -65,19 +66,7 @@ const char* kCrash =
     "    run()\n"
     "RuntimeError: CUDA error: an illegal memory access was encountered\n";
 
-std::string Gzip(const std::string& text) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(text.size() + 1024, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+std::string Gzip(const std::string& data) { return triage::testing::GzipText(data); }
 
 // 1. A .gz whose CRC is wrong still gives the failure it holds, with the error.
 TEST(Hardening, Item1_GzipWithABadCrcKeepsTheLinesBeforeTheError) {

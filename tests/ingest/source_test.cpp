@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "ingest_testing.h"
+#include "../gzip_text.h"
 
 namespace triage::ingest {
 namespace {
@@ -34,19 +35,7 @@ class TempFile {
   std::string path_;
 };
 
-std::string Gzip(const std::string& data) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+std::string Gzip(const std::string& data) { return triage::testing::GzipText(data); }
 
 std::string ManyLines(int n) {
   std::string s;

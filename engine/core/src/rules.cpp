@@ -1054,7 +1054,6 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
       }
       c.requires_any.push_back(s.id);
     }
-    row.signature = 0;  // set once the set is complete (indices move with overrides)
     AddSignature(std::move(s));
     table.rows.push_back(std::move(row));
   }
