@@ -204,6 +204,8 @@ int RunRules(const std::vector<std::string>& argv) {
       for (const auto& f : args.GetAll("rules")) folders.push_back(f);
     if (!ok) return kExitUsage;
     auto loaded = core::LoadRules(folders);
+    if (loaded.rules)
+      for (auto& d : loaded.rules->CompileAll()) loaded.diagnostics.push_back(std::move(d));
     for (const auto& d : loaded.diagnostics) std::cout << d.ToString() << "\n";
     const size_t files = loaded.rules ? loaded.rules->files().size() : 0;
     const size_t nsig = loaded.rules ? loaded.rules->signatures().size() : 0;

@@ -386,9 +386,8 @@ struct Analyzer::Impl {
       if (!std::any_of(f.causes.begin(), f.causes.end(),
                        [&](int b) { return detail::CauseExplains(*rules, a, b); }))
         continue;
-      std::set<int> own;
-      for (const auto* ids : {&ca.requires_any, &ca.requires_all})
-        for (const auto& id : *ids) own.insert(rules->FindSignature(id));
+      std::set<int> own(ca.any_signatures.begin(), ca.any_signatures.end());
+      own.insert(ca.all_signatures.begin(), ca.all_signatures.end());
       for (const auto& h : w.hits)
         if (own.count(h.hit.signature) && InTime(ca, h.clock, f)) return true;
     }

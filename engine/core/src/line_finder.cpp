@@ -1,6 +1,7 @@
 #include "line_finder.h"
 
 #include <algorithm>
+#include <atomic>
 
 #if defined(TRIAGE_HAVE_HYPERSCAN)
 #include <hs/hs.h>
@@ -10,19 +11,57 @@ namespace triage::core::detail {
 
 #if defined(TRIAGE_HAVE_HYPERSCAN)
 
+// The database and the hit flags of its literals, by id. Scratch space is per thread and grown
+// for every database that thread scans with; a database is known to it by a serial number,
+// never by its address, which a later database may reuse.
+struct LiteralDatabase::Impl {
+  hs_database_t* db = nullptr;
+  std::vector<uint32_t> flags;
+  uint64_t serial = 0;
+  ~Impl() {
+    if (db) hs_free_database(db);
+  }
+};
+
 namespace {
 
 struct ScratchDeleter {
   void operator()(hs_scratch_t* s) const { hs_free_scratch(s); }
 };
 
+std::atomic<uint64_t> next_serial{1};
+
+hs_scratch_t* ThreadScratch(const hs_database_t* db, uint64_t serial) {
+  struct Holder {
+    hs_scratch_t* scratch = nullptr;
+    uint64_t sized_for = 0;
+    ~Holder() {
+      if (scratch) hs_free_scratch(scratch);
+    }
+  };
+  thread_local Holder h;
+  if (h.sized_for != serial) {
+    if (hs_alloc_scratch(db, &h.scratch) != HS_SUCCESS) return nullptr;
+    h.sized_for = serial;
+  }
+  return h.scratch;
+}
+
+struct BufferScan {
+  const std::vector<uint32_t>* flags;
+  bool weak;  // whether weak hits matter to this scan
+  std::vector<uint32_t>* hits;
+};
+
 // Hyperscan calls this for every literal occurrence, with `to` one past its last byte.
-// A literal's id carries the flags of its hits (kWeakHit, kKeepHit).
-int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
-            void* context) {
-  auto& hits = *static_cast<std::vector<uint32_t>*>(context);
+int OnBufferMatch(unsigned id, unsigned long long /*from*/, unsigned long long to,
+                  unsigned /*flags*/, void* context) {
+  auto& scan = *static_cast<BufferScan*>(context);
+  const uint32_t flag = (*scan.flags)[id];
+  if ((flag & ingest::kWeakHit) && !scan.weak) return 0;
+  auto& hits = *scan.hits;
   // A byte of the line that holds the literal.
-  const auto at = static_cast<uint32_t>(to - 1) | (id & ~ingest::kHitOffset);
+  const auto at = static_cast<uint32_t>(to - 1) | flag;
   // Overlapping literals often end on the same byte: one hit is enough. Other repeats within a
   // line are passed over by the pipeline.
   if (hits.empty() || (hits.back() & ingest::kHitOffset) != (at & ingest::kHitOffset)) {
@@ -36,109 +75,101 @@ int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, uns
   return 0;  // go on
 }
 
-// Compiles `groups` (each with the id flag of its hits) into one literal database; null on
-// failure or when there is nothing to look for.
-hs_database_t* Compile(std::initializer_list<std::pair<const std::vector<std::string>*, unsigned>> groups) {
-  std::vector<const char*> exprs;
-  std::vector<size_t> lens;
-  std::vector<unsigned> flags;
-  std::vector<unsigned> ids;
-  for (const auto& [literals, flag] : groups) {
-    for (size_t i = 0; i < literals->size(); ++i) {
-      const std::string& lit = (*literals)[i];
-      if (lit.empty()) continue;
-      exprs.push_back(lit.data());
-      lens.push_back(lit.size());
-      flags.push_back(HS_FLAG_CASELESS);
-      ids.push_back(unsigned(i) | flag);
-    }
-  }
-  if (exprs.empty()) return nullptr;
-  hs_database_t* db = nullptr;
-  hs_compile_error_t* err = nullptr;
-  if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(),
-                           unsigned(exprs.size()), HS_MODE_BLOCK, nullptr, &db,
-                           &err) != HS_SUCCESS) {
-    hs_free_compile_error(err);
-    return nullptr;
-  }
-  return db;
-}
+struct TextScan {
+  void (*call)(void*, unsigned);
+  void* context;
+};
 
-// Scans `lines` with `db`. Should the scan fail (it cannot with a valid database and scratch),
-// every line is a candidate (a hit on each '\n'): slow, but nothing is lost.
-void Scan(const hs_database_t* db, hs_scratch_t* scratch, std::string_view lines,
-          std::vector<uint32_t>& hits) {
-  if (hs_scan(db, lines.data(), unsigned(lines.size()), 0, scratch, OnMatch, &hits) != HS_SUCCESS) {
-    hits.clear();
-    for (uint32_t i = 0; i < lines.size(); ++i)
-      if (lines[i] == '\n') hits.push_back(i);
-  }
-  // Matches come in order of their end; the pipeline relies on that, so make sure.
-  auto offset_less = [](uint32_t a, uint32_t b) {
-    return (a & ingest::kHitOffset) < (b & ingest::kHitOffset);
-  };
-  if (!std::is_sorted(hits.begin(), hits.end(), offset_less))
-    std::stable_sort(hits.begin(), hits.end(), offset_less);
+int OnTextMatch(unsigned id, unsigned long long, unsigned long long, unsigned, void* context) {
+  auto* s = static_cast<TextScan*>(context);
+  s->call(s->context, id);
+  return 0;
 }
 
 }  // namespace
 
-// Two databases: the strong literals alone (what most buffers need), and strong and weak ones
-// together (while benign lines matter). One scratch space serves both.
-struct LineFinderDatabase::Impl {
-  hs_database_t* strong = nullptr;
-  hs_database_t* all = nullptr;
-  hs_scratch_t* prototype = nullptr;  // cloned for every finder
-  ~Impl() {
-    if (prototype) hs_free_scratch(prototype);
-    if (strong) hs_free_database(strong);
-    if (all) hs_free_database(all);
+std::unique_ptr<LiteralDatabase> LiteralDatabase::Build(const std::vector<std::string>& literals,
+                                                        const std::vector<uint32_t>& hit_flags) {
+  if (hs_valid_platform() != HS_SUCCESS || literals.empty() || hit_flags.size() != literals.size())
+    return nullptr;
+  std::vector<const char*> exprs;
+  std::vector<size_t> lens;
+  std::vector<unsigned> flags;
+  std::vector<unsigned> ids;
+  for (size_t i = 0; i < literals.size(); ++i) {
+    if (literals[i].empty()) continue;
+    exprs.push_back(literals[i].data());
+    lens.push_back(literals[i].size());
+    flags.push_back(HS_FLAG_CASELESS);
+    ids.push_back(unsigned(i));
   }
-};
-
-std::unique_ptr<LineFinderDatabase> LineFinderDatabase::Build(const std::vector<std::string>& keep,
-                                                             const std::vector<std::string>& strong,
-                                                             const std::vector<std::string>& weak) {
-  if (hs_valid_platform() != HS_SUCCESS || (keep.empty() && strong.empty())) return nullptr;
+  if (exprs.empty()) return nullptr;
   auto impl = std::make_unique<Impl>();
-  impl->strong = Compile({{&keep, ingest::kKeepHit}, {&strong, 0u}});
-  impl->all = Compile({{&keep, ingest::kKeepHit}, {&strong, 0u}, {&weak, ingest::kWeakHit}});
-  if (!impl->strong || !impl->all) return nullptr;
-  if (hs_alloc_scratch(impl->strong, &impl->prototype) != HS_SUCCESS ||
-      hs_alloc_scratch(impl->all, &impl->prototype) != HS_SUCCESS) {
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(),
+                           unsigned(exprs.size()), HS_MODE_BLOCK, nullptr, &impl->db,
+                           &err) != HS_SUCCESS) {
+    hs_free_compile_error(err);
     return nullptr;
   }
-  return std::unique_ptr<LineFinderDatabase>(new LineFinderDatabase(std::move(impl)));
+  impl->flags = hit_flags;
+  impl->serial = next_serial.fetch_add(1);
+  if (!ThreadScratch(impl->db, impl->serial)) return nullptr;
+  return std::unique_ptr<LiteralDatabase>(new LiteralDatabase(std::move(impl)));
 }
 
-FindLines LineFinderDatabase::MakeFinder() const {
+FindLines LiteralDatabase::MakeFinder() const {
   hs_scratch_t* s = nullptr;
-  if (hs_clone_scratch(impl_->prototype, &s) != HS_SUCCESS) return {};
+  if (hs_alloc_scratch(impl_->db, &s) != HS_SUCCESS) return {};
   std::shared_ptr<hs_scratch_t> scratch(s, ScratchDeleter());
-  const hs_database_t* strong = impl_->strong;
-  const hs_database_t* all = impl_->all;
-  return [strong, all, scratch](std::string_view lines, bool weak, std::vector<uint32_t>& hits) {
-    Scan(weak ? all : strong, scratch.get(), lines, hits);
+  const Impl* impl = impl_.get();
+  // Should the scan fail (it cannot with a valid database and scratch), every line is a
+  // candidate (a hit on each '\n'): slow, but nothing is lost.
+  return [impl, scratch](std::string_view lines, bool weak, std::vector<uint32_t>& hits) {
+    BufferScan scan{&impl->flags, weak, &hits};
+    if (hs_scan(impl->db, lines.data(), unsigned(lines.size()), 0, scratch.get(), OnBufferMatch,
+                &scan) != HS_SUCCESS) {
+      hits.clear();
+      for (uint32_t i = 0; i < lines.size(); ++i)
+        if (lines[i] == '\n') hits.push_back(i);
+    }
+    // Matches come in order of their end; the pipeline relies on that, so make sure.
+    auto offset_less = [](uint32_t a, uint32_t b) {
+      return (a & ingest::kHitOffset) < (b & ingest::kHitOffset);
+    };
+    if (!std::is_sorted(hits.begin(), hits.end(), offset_less))
+      std::stable_sort(hits.begin(), hits.end(), offset_less);
   };
+}
+
+bool LiteralDatabase::Scan(std::string_view text, void (*call)(void*, unsigned),
+                           void* context) const {
+  hs_scratch_t* scratch = ThreadScratch(impl_->db, impl_->serial);
+  if (!scratch || text.size() > UINT32_MAX) return false;
+  TextScan s{call, context};
+  return hs_scan(impl_->db, text.data(), unsigned(text.size()), 0, scratch, OnTextMatch, &s) ==
+         HS_SUCCESS;
 }
 
 #else  // no Hyperscan in this build
 
-struct LineFinderDatabase::Impl {};
+struct LiteralDatabase::Impl {};
 
-std::unique_ptr<LineFinderDatabase> LineFinderDatabase::Build(const std::vector<std::string>&,
-                                                             const std::vector<std::string>&,
-                                                             const std::vector<std::string>&) {
+std::unique_ptr<LiteralDatabase> LiteralDatabase::Build(const std::vector<std::string>&,
+                                                        const std::vector<uint32_t>&) {
   return nullptr;
 }
 
-FindLines LineFinderDatabase::MakeFinder() const { return {}; }
+FindLines LiteralDatabase::MakeFinder() const { return {}; }
+
+bool LiteralDatabase::Scan(std::string_view, void (*)(void*, unsigned), void*) const {
+  return false;
+}
 
 #endif
 
-LineFinderDatabase::LineFinderDatabase(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-LineFinderDatabase::~LineFinderDatabase() = default;
+LiteralDatabase::LiteralDatabase(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LiteralDatabase::~LiteralDatabase() = default;
 
 // What the whole-buffer prefilter of this build is: the Hyperscan version linked (and whether
 // this CPU can run it), or that the build has none.

@@ -1,9 +1,11 @@
-// The whole-buffer prefilter behind IngestOptions::find_lines (internal to triage::core).
+// The Hyperscan side of the matcher's prefilter (internal to triage::core).
 //
-// One pass over a buffer of log lines finds every occurrence of the matcher's literals and the
-// ingest pipeline's multi-line starters, ignoring ASCII case. Where Hyperscan is available (its
-// literal matcher scans many literals at once with SIMD) it does the scan; without it there is
-// no finder and the pipeline asks the per-line prefilter line by line, with the same events.
+// One database holds every literal of the matcher and the ingest pipeline's multi-line
+// starters, ignoring ASCII case. It serves twice: over a whole buffer of log lines, to find the
+// lines worth framing and decoding (IngestOptions::find_lines); and over one candidate text, to
+// tell which literals, so which signatures, to try there. Where Hyperscan is not available
+// there is no database: the pipeline asks the per-line prefilter line by line and the matcher
+// uses its own scanner, with the same events and hits.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "triage/ingest/pipeline.h"
@@ -19,26 +22,37 @@ namespace triage::core::detail {
 
 using ingest::FindLines;
 
-class LineFinderDatabase {
+class LiteralDatabase {
  public:
-  // Compiles the literals; null when this build or this CPU has no fast scanner, or the
-  // compilation failed (the caller then goes without). Hits of `keep` literals (each one that
-  // the caller's keep_line accepts whenever it occurs) carry ingest::kKeepHit, hits of `weak`
-  // ones ingest::kWeakHit, hits of `strong` ones neither.
-  static std::unique_ptr<LineFinderDatabase> Build(const std::vector<std::string>& keep,
-                                                   const std::vector<std::string>& strong,
-                                                   const std::vector<std::string>& weak);
-  ~LineFinderDatabase();
-  LineFinderDatabase(const LineFinderDatabase&) = delete;
-  LineFinderDatabase& operator=(const LineFinderDatabase&) = delete;
+  // Compiles `literals`; a literal's id is its index. `hit_flags[i]` (ingest::kKeepHit for a
+  // literal whose every occurrence keep_line accepts, ingest::kWeakHit for one that only
+  // weak_line may accept, 0 otherwise) marks the whole-buffer hits of literal i. Null when this
+  // build or this CPU has no Hyperscan, or the compilation failed (callers then go without).
+  static std::unique_ptr<LiteralDatabase> Build(const std::vector<std::string>& literals,
+                                                const std::vector<uint32_t>& hit_flags);
+  ~LiteralDatabase();
+  LiteralDatabase(const LiteralDatabase&) = delete;
+  LiteralDatabase& operator=(const LiteralDatabase&) = delete;
 
-  // A finder with its own scratch space: one per thread. Empty if the scratch cannot be had.
+  // A whole-buffer finder with its own scratch space: one per stream or thread (weak hits are
+  // left out when the call says weak lines do not matter). Empty if the scratch cannot be had.
   // The database must outlive it.
   FindLines MakeFinder() const;
 
+  // Calls on_hit(id) at least once for every literal in `text`. Thread-safe: each thread scans
+  // with scratch space of its own. False when the scan failed, and the caller must find them
+  // another way (a literal reported before the failure may then be reported again).
+  template <typename OnHit>
+  bool ForEachLiteral(std::string_view text, OnHit&& on_hit) const {
+    using F = std::remove_reference_t<OnHit>;
+    auto call = [](void* f, unsigned id) { (*static_cast<F*>(f))(size_t(id)); };
+    return Scan(text, call, &on_hit);
+  }
+
  private:
   struct Impl;
-  explicit LineFinderDatabase(std::unique_ptr<Impl> impl);
+  explicit LiteralDatabase(std::unique_ptr<Impl> impl);
+  bool Scan(std::string_view text, void (*call)(void*, unsigned), void* context) const;
   std::unique_ptr<Impl> impl_;
 };
 

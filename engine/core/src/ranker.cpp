@@ -44,42 +44,39 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
 
   std::map<int, std::vector<size_t>> by_sig;
   for (size_t i = 0; i < hits.size(); ++i) by_sig[hits[i].hit.signature].push_back(i);
-  auto has_sig = [&](const std::string& id) {
-    int s = rules.FindSignature(id);
-    return s >= 0 && by_sig.count(s) > 0;
-  };
+  auto has_sig = [&](int s) { return s >= 0 && by_sig.count(s) > 0; };
 
   // How many causes each signature supports: a signature that supports one cause is specific.
-  std::map<std::string, int> support_count;
+  std::vector<int> support_count(sigs.size(), 0);
   for (const auto& c : causes) {
-    std::set<std::string> ids(c.requires_any.begin(), c.requires_any.end());
-    ids.insert(c.requires_all.begin(), c.requires_all.end());
-    for (const auto& id : ids) support_count[id]++;
+    std::set<int> ids(c.any_signatures.begin(), c.any_signatures.end());
+    ids.insert(c.all_signatures.begin(), c.all_signatures.end());
+    for (int id : ids)
+      if (id >= 0) support_count[size_t(id)]++;
   }
 
   // 1. Hypotheses whose requirements hold.
   std::vector<Hypothesis> hyps;
   for (size_t ci = 0; ci < causes.size(); ++ci) {
     const CauseRule& c = causes[ci];
-    if (std::any_of(c.requires_none.begin(), c.requires_none.end(), has_sig)) continue;
+    if (std::any_of(c.none_signatures.begin(), c.none_signatures.end(), has_sig)) continue;
     auto holds_in = [&](const std::set<uint64_t>* events, std::vector<size_t>& ev) {
-      auto hits_of = [&](const std::string& id) {
+      auto hits_of = [&](int s) {
         std::vector<size_t> out;
-        int s = rules.FindSignature(id);
         auto it = by_sig.find(s);
         if (it == by_sig.end()) return out;
         for (size_t h : it->second)
           if (!events || events->count(hits[h].event)) out.push_back(h);
         return out;
       };
-      bool any_ok = c.requires_any.empty();
-      for (const auto& id : c.requires_any) {
+      bool any_ok = c.any_signatures.empty();
+      for (int id : c.any_signatures) {
         auto v = hits_of(id);
         if (!v.empty()) any_ok = true;
         ev.insert(ev.end(), v.begin(), v.end());
       }
       bool all_ok = true;
-      for (const auto& id : c.requires_all) {
+      for (int id : c.all_signatures) {
         auto v = hits_of(id);
         if (v.empty()) all_ok = false;
         ev.insert(ev.end(), v.begin(), v.end());
@@ -116,7 +113,7 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
     double miss = 1;
     for (const auto& [s, w] : best) {
       miss *= 1 - w;
-      spec_sum += 1.0 / std::max(1, support_count[sigs[size_t(s)].id]);
+      spec_sum += 1.0 / std::max(1, support_count[size_t(s)]);
     }
     const double strength = 1 - miss;
     const double spec = best.empty() ? 0 : spec_sum / double(best.size());
@@ -236,7 +233,7 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
     for (size_t s : h.symptoms) best_symptom = std::max(best_symptom, hyps[s].score);
     bool explains_hit = false;
     const CauseRule& c = causes[size_t(h.cause)];
-    for (const auto& x : c.explains) explains_hit |= has_sig(x);
+    for (const auto& x : c.explains) explains_hit |= has_sig(rules.FindSignature(x));
     if (best_symptom > 0) h.score = 1 - (1 - h.score) * (1 - 0.5 * best_symptom);
     else if (explains_hit) h.score = 1 - (1 - h.score) * 0.8;
     else if (h.signal_only && !failures.empty()) h.score *= 0.7;
@@ -345,18 +342,16 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
 }
 
 std::vector<int> CausesPointedAt(const RuleSet& rules, const std::set<int>& signatures) {
-  auto hit = [&](const std::string& id) {
-    const int s = rules.FindSignature(id);
-    return s >= 0 && signatures.count(s) > 0;
-  };
+  auto hit = [&](int s) { return s >= 0 && signatures.count(s) > 0; };
   std::vector<int> out;
   const auto& causes = rules.causes();
   for (size_t ci = 0; ci < causes.size(); ++ci) {
     const CauseRule& c = causes[ci];
-    if (std::any_of(c.requires_none.begin(), c.requires_none.end(), hit)) continue;
-    if (c.requires_any.empty() && c.requires_all.empty()) continue;
-    if ((c.requires_any.empty() || std::any_of(c.requires_any.begin(), c.requires_any.end(), hit)) &&
-        std::all_of(c.requires_all.begin(), c.requires_all.end(), hit))
+    const auto& any = c.any_signatures;
+    const auto& all = c.all_signatures;
+    if (std::any_of(c.none_signatures.begin(), c.none_signatures.end(), hit)) continue;
+    if (any.empty() && all.empty()) continue;
+    if ((any.empty() || std::any_of(any.begin(), any.end(), hit)) && std::all_of(all.begin(), all.end(), hit))
       out.push_back(int(ci));
   }
   return out;

@@ -87,13 +87,17 @@ struct RuleSet::Compiled {
   std::vector<int> unfiltered;                       // signatures without literals
   std::unique_ptr<RE2::Set> unfiltered_set;          // the unfiltered ones, as one set
   std::vector<int> set_to_signature;
-  // The whole-buffer prefilter: every scanner literal and the ingest starters, compiled on the
-  // first MakeLineFinder() (a command that never reads a log does not pay for it).
-  std::vector<std::string> find_keep;    // keep_scanner's literals (a line with one is kept)
-  std::vector<std::string> find_strong;  // the ingest starters (and any literal too short above)
-  std::vector<std::string> find_weak;    // benign_scanner's literals
-  std::once_flag finder_once;
-  std::unique_ptr<detail::LineFinderDatabase> finder_db;
+  // The Hyperscan database (detail::LiteralDatabase): the scanner's literals, with their
+  // indices as ids, then the ingest starters; each with its whole-buffer hit flags. Compiled on
+  // first use (a command that never reads a log does not pay for it); null without Hyperscan.
+  std::vector<std::string> db_literals;
+  std::vector<uint32_t> db_flags;
+  mutable std::once_flag db_once;
+  mutable std::unique_ptr<detail::LiteralDatabase> db;
+  const detail::LiteralDatabase* Database() const {
+    std::call_once(db_once, [this] { db = detail::LiteralDatabase::Build(db_literals, db_flags); });
+    return db.get();
+  }
 };
 
 RuleSet::RuleSet() = default;
@@ -121,11 +125,8 @@ int RuleSet::FindCause(std::string_view id) const {
 
 ingest::FindLines RuleSet::MakeLineFinder() const {
   if (!compiled_) return {};
-  Compiled& c = *compiled_;
-  std::call_once(c.finder_once, [&c] {
-    c.finder_db = detail::LineFinderDatabase::Build(c.find_keep, c.find_strong, c.find_weak);
-  });
-  return c.finder_db ? c.finder_db->MakeFinder() : ingest::FindLines{};
+  const detail::LiteralDatabase* db = compiled_->Database();
+  return db ? db->MakeFinder() : ingest::FindLines{};
 }
 
 void RuleSet::UsePrefilter(ingest::IngestOptions& options, const Analyzer& analyzer,
@@ -155,6 +156,17 @@ RE2::Options MatchOptions() {
   return o;
 }
 
+// Why `pattern` is not a valid RE2 regex, or "" when it is. Only parsed here (a set parses what
+// it is given and compiles nothing until asked): compiling every pattern at load cost each start
+// most of its time, and a signature's regex is compiled when a text first needs it.
+// RuleSet::CompileAll() compiles them all for `rules check`.
+std::string PatternError(const std::string& pattern) {
+  RE2::Set parser(MatchOptions(), RE2::UNANCHORED);
+  std::string err;
+  if (parser.Add(pattern, &err) >= 0) return {};
+  return err.empty() ? std::string("does not parse") : err;
+}
+
 // Where a candidate signature is tried.
 enum class Place { kLineEvent, kTracebackLine, kException, kBlockLine };
 
@@ -182,9 +194,15 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
                           int exception_index, std::vector<SignatureHit>& out,
                           std::vector<int>& scratch) {
   scratch.clear();
-  c.scanner.ForEach(text, [&](size_t lit) {
+  auto candidates_of = [&](size_t lit) {
     for (int s : c.literal_signatures[lit]) scratch.push_back(s);
-  });
+  };
+  const size_t scanner_literals = c.literal_signatures.size();
+  auto candidates_of_id = [&](size_t id) {
+    if (id < scanner_literals) candidates_of(id);  // not an ingest starter
+  };
+  const detail::LiteralDatabase* db = c.Database();
+  if (!db || !db->ForEachLiteral(text, candidates_of_id)) c.scanner.ForEach(text, candidates_of);
   if (c.unfiltered_set) {
     std::vector<int> v;
     if (c.unfiltered_set->Match(text, &v))
@@ -222,6 +240,18 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
     for (const auto& [k, v] : rule.fixed_captures) hit.captures.emplace(k, v);
     out.push_back(std::move(hit));
   }
+}
+
+std::vector<RuleDiagnostic> RuleSet::CompileAll() const {
+  std::vector<RuleDiagnostic> out;
+  if (!compiled_) return out;
+  for (size_t i = 0; i < signatures_.size(); ++i) {
+    const SignatureRule& s = signatures_[i];
+    if (compiled_->Regex(s, i).re) continue;
+    RE2 re(s.pattern, MatchOptions());
+    out.push_back({s.file, s.line, "signature '" + s.id + "': pattern does not compile: " + re.error()});
+  }
+  return out;
 }
 
 std::vector<SignatureHit> RuleSet::MatchText(std::string_view text) const {
@@ -480,16 +510,10 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
     }
   }
   if (!s.pattern.empty() || t.get("pattern")) {
-    RE2 re(s.pattern, MatchOptions());
-    if (!re.ok()) {
+    if (std::string err = PatternError(s.pattern); !err.empty()) {
       const toml::node* pn = t.get("pattern");
-      Fault(file, pn ? LineOf(*pn) : line, "pattern does not compile: " + re.error());
+      Fault(file, pn ? LineOf(*pn) : line, "pattern does not compile: " + err);
       ok = false;
-    } else {
-      for (const auto& [name, idx] : re.NamedCapturingGroups()) {
-        (void)idx;
-        s.capture_names.push_back(name);
-      }
     }
   }
   // Both a given literal and the derived cover are sound (every match contains one of their
@@ -928,6 +952,7 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
   }
   std::map<std::string, CauseRule> causes;  // taxonomy id -> the cause its rows support
   std::set<std::string> names;
+  std::set<std::vector<std::string>> parsed_forms;
   // The prefix all the table's row names share, as far as it is plain text (for the prefilter).
   std::string name_prefix;
   {
@@ -1017,10 +1042,14 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
     SignatureRule s;
     s.id = VocabularySignatureId(table.id, row.name);
     s.pattern = (ignore_case ? "(?i)" : "") + alternatives;
-    RE2 re(s.pattern, MatchOptions());
-    if (!re.ok()) {
-      Fault(file, rl, "vocabulary '" + table.id + "': row '" + row.name + "' gives a pattern that does not compile: " + re.error());
-      continue;
+    // A row's values enter its pattern quoted, so only the forms can make it invalid: each list
+    // of forms is parsed with the first row that uses it (`rules check` compiles every row).
+    if (parsed_forms.insert(row_forms).second) {
+      if (std::string err = PatternError(s.pattern); !err.empty()) {
+        Fault(file, rl, "vocabulary '" + table.id + "': row '" + row.name + "' gives a pattern that does not compile: " + err);
+        parsed_forms.erase(row_forms);
+        continue;
+      }
     }
     if (cover_ok && !cover.empty()) {
       std::sort(cover.begin(), cover.end());
@@ -1163,6 +1192,16 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
     for (size_t i = 0; i < rs.causes_.size(); ++i) rs.cause_index_[rs.causes_[i].id] = int(i);
   }
 
+  for (auto& c : rs.causes_) {
+    auto resolve = [&rs](const std::vector<std::string>& ids, std::vector<int>& out) {
+      out.clear();
+      for (const auto& id : ids) out.push_back(rs.FindSignature(id));
+    };
+    resolve(c.requires_any, c.any_signatures);
+    resolve(c.requires_all, c.all_signatures);
+    resolve(c.requires_none, c.none_signatures);
+  }
+
   // A vocabulary's cause behaves as the written cause of its taxonomy id does in time.
   for (auto& c : rs.causes_) {
     for (const auto& d : c.defers_to) {
@@ -1227,14 +1266,18 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
         only_benign &= rs.signatures_[size_t(sgi)].benign && !rs.signatures_[size_t(sgi)].fatal &&
                        !rs.signatures_[size_t(sgi)].restart;
       (only_benign ? benign : keep).push_back(literals[li]);
+      // LiteralScanner ignores literals under kMinLiteral bytes: only the others promise a keep.
+      c->db_literals.push_back(literals[li]);
+      c->db_flags.push_back(only_benign ? ingest::kWeakHit
+                            : literals[li].size() >= detail::LiteralScanner::kMinLiteral ? ingest::kKeepHit
+                                                                                         : 0u);
     }
     c->keep_scanner = detail::LiteralScanner(keep);
     c->benign_scanner = detail::LiteralScanner(benign);
-    // LiteralScanner ignores literals under kMinLiteral bytes: only the others promise a keep.
-    for (const auto& lit : keep)
-      (lit.size() >= detail::LiteralScanner::kMinLiteral ? c->find_keep : c->find_strong).push_back(lit);
-    for (std::string_view st : ingest::MultiLineStarterLiterals()) c->find_strong.emplace_back(st);
-    c->find_weak = std::move(benign);
+    for (std::string_view st : ingest::MultiLineStarterLiterals()) {
+      c->db_literals.emplace_back(st);
+      c->db_flags.push_back(0);
+    }
   }
   if (!c->unfiltered.empty()) {
     c->unfiltered_set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);

@@ -46,6 +46,23 @@ TEST(RuleLoader, BadRegexNamesFileLineAndRe2Error) {
   EXPECT_NE(d.ToString().find("rules.toml:7: pattern does not compile"), std::string::npos);
 }
 
+// Loading only parses patterns (compiling a thousand of them cost every start most of its time);
+// one that parses but is too large to compile is found by CompileAll, which `rules check` runs.
+TEST(RuleLoader, APatternTooLargeToCompileIsFoundByCompileAll) {
+  auto loaded = LoadRules({DataDir("too_large")});
+  ASSERT_TRUE(loaded.rules);
+  EXPECT_TRUE(loaded.diagnostics.empty());
+  auto faults = loaded.rules->CompileAll();
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_TRUE(EndsWith(faults[0].file, "too_large/rules.toml")) << faults[0].file;
+  EXPECT_EQ(faults[0].line, 5);
+  EXPECT_NE(faults[0].message.find("big.regex"), std::string::npos) << faults[0].message;
+  EXPECT_NE(faults[0].message.find("pattern too large"), std::string::npos) << faults[0].message;
+  // The other signature still matches.
+  EXPECT_EQ(loaded.rules->MatchText("a fine pattern here").size(), 1u);
+  EXPECT_TRUE(loaded.rules->MatchText(std::string(20000, 'x')).empty());
+}
+
 TEST(RuleLoader, UnknownSignatureIdNamesFileAndLine) {
   auto loaded = LoadRules({DataDir("unknown_id")});
   ASSERT_EQ(loaded.diagnostics.size(), 1u);

@@ -48,7 +48,6 @@ struct SignatureRule {
   // A line that tells what a failure means (a warning, a version shown) but is no error of its
   // own: an input that ends with it has not failed.
   bool hint = false;
-  std::vector<std::string> capture_names;
   // Captures every hit carries whatever the pattern matched (a vocabulary row's name, code,
   // text and remedy); a named group of the pattern with the same name wins.
   std::map<std::string, std::string> fixed_captures;
@@ -71,6 +70,8 @@ struct CauseRule {
   std::vector<std::string> requires_any;
   std::vector<std::string> requires_all;
   std::vector<std::string> requires_none;
+  // The same three lists as signature indices (set when the rules are loaded), for the hot paths.
+  std::vector<int> any_signatures, all_signatures, none_signatures;
   Within within = Within::kIncident;
   std::vector<std::string> explains;  // cause ids or signature ids
   double prior = 0.5;
@@ -185,6 +186,9 @@ class RuleSet {
                     ingest::FindLines find_lines) const;
   // Every signature hit in `event`, in line order (each signature at most once per line).
   std::vector<SignatureHit> Match(const ingest::Event& event) const;
+  // Compiles every signature's regex now (they are otherwise compiled when first needed; loading
+  // only parses them) and reports those that do not compile (`rules check`).
+  std::vector<RuleDiagnostic> CompileAll() const;
   // The hits of one text treated as a single line (for tests and `rules test`).
   std::vector<SignatureHit> MatchText(std::string_view text) const;
 
