@@ -214,9 +214,19 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
   std::sort(scratch.begin(), scratch.end());
   scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
   const auto& sigs = rules.signatures();
+  std::string lowered;  // the text in lower case, made for the first row that needs it
+  auto holds_a_word = [&](const std::vector<std::string>& words) {
+    if (lowered.empty()) {
+      lowered.assign(text);
+      for (auto& ch : lowered) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    return std::any_of(words.begin(), words.end(),
+                       [&](const std::string& w) { return lowered.find(w) != std::string::npos; });
+  };
   for (int s : scratch) {
     const SignatureRule& rule = sigs[size_t(s)];
     if (!InScope(rule, place, last_exception)) continue;
+    if (!rule.row_words.empty() && !holds_a_word(rule.row_words)) continue;
     const RuleSet::Compiled::LazyRegex& lazy = c.Regex(rule, size_t(s));
     const RE2* re = lazy.re.get();
     if (!re) continue;
@@ -786,6 +796,7 @@ struct RenderedForm {
   std::string regex;
   std::string sample;  // the form as a log would show it ({*} as "x", {#} as "1")
   std::string anchor;  // the form's longest fixed text, the same for every row
+  std::string own;     // the longest fixed text of the row's own values in it
 };
 
 // The longest piece of a form's fixed text that every match shows byte for byte: runs of two
@@ -847,6 +858,8 @@ std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRo
       if (value->empty()) return std::nullopt;
       out.regex += name == "text" ? LiteralRegex(*value) : WordRegex(*value);
       out.sample += *value;
+      if (std::string piece = LongestFixedPiece(*value); piece.size() > out.own.size())
+        out.own = std::move(piece);
       // Every row's name starts with the table's common prefix ("cudaError", "NVML_ERROR_"):
       // fixed text of the form like any other.
       if (name == "name" && name_prefix.size() > out.anchor.size()) out.anchor = std::string(name_prefix);
@@ -1016,6 +1029,11 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
     // own words give (a bare `{name}`). Either is in every match of its form.
     std::vector<std::string> cover;
     bool cover_ok = true;
+    // The row's own words: each form shows one of them (when each form shows one of at least
+    // the literal length), so a text without any cannot match the row, whatever it shares with
+    // the table's other rows.
+    std::vector<std::string> words;
+    bool words_ok = true;
     for (const auto& f : row_forms) {
       auto r = RenderForm(f, row, name_prefix, bad);
       if (!bad.empty()) break;
@@ -1023,6 +1041,8 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
       if (std::find(row.samples.begin(), row.samples.end(), r->sample) != row.samples.end()) continue;
       alternatives += (alternatives.empty() ? "" : "|") + ("(?:" + r->regex + ")");
       row.samples.push_back(r->sample);
+      if (r->own.size() >= detail::LiteralScanner::kMinLiteral) words.push_back(r->own);
+      else words_ok = false;
       if (r->anchor.size() >= kAnchorMin) {
         cover.push_back(r->anchor);
       } else {
@@ -1063,6 +1083,13 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
     s.strength = row_strength;
     s.fatal = row_fatal;
     s.vocabulary = table.id;
+    if (words_ok) {
+      for (auto& w : words)
+        for (auto& ch : w) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+      std::sort(words.begin(), words.end());
+      words.erase(std::unique(words.begin(), words.end()), words.end());
+      s.row_words = std::move(words);
+    }
     s.fixed_captures["code_name"] = row.name;
     s.fixed_captures["error_text"] = row.text.empty() ? row.name : row.text;
     if (!row.code.empty()) s.fixed_captures["code"] = row.code;

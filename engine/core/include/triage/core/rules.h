@@ -52,6 +52,9 @@ struct SignatureRule {
   // text and remedy); a named group of the pattern with the same name wins.
   std::map<std::string, std::string> fixed_captures;
   std::string vocabulary;  // the vocabulary table that made it, empty for a written signature
+  // A vocabulary row's own words (its name or text as each form shows them, lower case): a
+  // text holding none of them is not tried. Empty: no such words (a form shows only a code).
+  std::vector<std::string> row_words;
   std::string file;
   int line = 0;
 };
