@@ -1025,8 +1025,9 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
     std::string bad;
     // The prefilter's literals: a form's fixed text where it is long enough to be selective
     // ("CUDA error: ", "NVRM: Xid ("), shared by every row of the table, so that a table of a
-    // hundred rows adds a few literals to the scan, not hundreds; else the literal the row's
-    // own words give (a bare `{name}`). Either is in every match of its form.
+    // hundred rows adds a few literals to the scan, not hundreds; else the row's own words
+    // where they are as long (a bare `{name}`), else the literals derived from the form's
+    // pattern. Each is in every match of its form.
     std::vector<std::string> cover;
     bool cover_ok = true;
     // The row's own words: each form shows one of them (when each form shows one of at least
@@ -1045,6 +1046,8 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
       else words_ok = false;
       if (r->anchor.size() >= kAnchorMin) {
         cover.push_back(r->anchor);
+      } else if (r->own.size() >= kAnchorMin) {
+        cover.push_back(r->own);  // in every match of the form, as the anchor would be
       } else {
         auto own = DeriveLiterals(r->regex, detail::LiteralScanner::kMinLiteral);
         if (own.empty()) cover_ok = false;
