@@ -65,7 +65,7 @@ int RunHistory(const std::vector<std::string>& argv) {
     }
     filter.limit = *n;
   }
-  auto store = OpenDatabase("history", args);
+  auto store = OpenDatabase("history", args, /*read_only=*/true);
   if (!store) return kExitUsage;
   auto rows = store->History(filter);
   if (!rows.ok()) {

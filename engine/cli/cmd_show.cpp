@@ -35,7 +35,7 @@ int RunShow(const std::vector<std::string>& argv) {
     PrintError("show", "'" + args.Positionals()[0] + "' is not an incident ID");
     return kExitUsage;
   }
-  auto store = OpenDatabase("show", args);
+  auto store = OpenDatabase("show", args, /*read_only=*/true);
   if (!store) return kExitUsage;
   auto stored = store->GetIncident(*id);
   if (!stored.ok()) {

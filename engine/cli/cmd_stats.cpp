@@ -64,7 +64,7 @@ int RunStats(const std::vector<std::string>& argv) {
     }
     days = size_t(*n);
   }
-  auto store = OpenDatabase("stats", args);
+  auto store = OpenDatabase("stats", args, /*read_only=*/true);
   if (!store) return kExitUsage;
   auto stats = store->GetStats();
   if (!stats.ok()) {

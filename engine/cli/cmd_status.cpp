@@ -69,6 +69,7 @@ int RunStatus(const std::vector<std::string>& argv) {
   std::string path = core::ResolveDbPath(args.Get("db"), *cfg);
   store::StoreOptions so;
   so.create = false;
+  so.read_only = true;
   auto db = store::Store::Open(path, so);
   if (!db.ok()) {
     PrintError(path, db.status().message());

@@ -169,7 +169,23 @@ ALTER TABLE incidents ADD COLUMN pod TEXT NOT NULL DEFAULT '';
 ALTER TABLE incidents ADD COLUMN container TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr const char* kSteps[] = {kToVersion1, kToVersion2, kToVersion3, kToVersion4, kToVersion5};
+// Version 6: occurrences known by their content (docs/schema.md, "Occurrence identity"), so
+// that reading again what is stored never counts again. An incident stored before has only its
+// latest occurrence to go by; it gets the key of the rule version 5 applied (the same source,
+// lines and log start time), which Record checks as well.
+constexpr const char* kToVersion6 = R"sql(
+CREATE TABLE occurrence_keys (
+  incident_id INTEGER NOT NULL REFERENCES incidents(id) ON DELETE CASCADE,
+  key         TEXT NOT NULL,
+  PRIMARY KEY (incident_id, key)
+) WITHOUT ROWID;
+INSERT INTO occurrence_keys (incident_id, key)
+  SELECT id, 'v5|' || source || '|' || first_line || '|' || last_line || '|' || started
+  FROM incidents WHERE started IS NOT NULL;
+)sql";
+
+constexpr const char* kSteps[] = {kToVersion1, kToVersion2, kToVersion3,
+                                  kToVersion4, kToVersion5, kToVersion6};
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion);
 
 }  // namespace

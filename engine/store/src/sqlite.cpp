@@ -71,9 +71,13 @@ Status SqliteStatus(sqlite3* db, int rc, std::string_view what) {
       return Status::Corrupt(prefix + ": the database is damaged: " + why);
     case SQLITE_NOTADB:
       return Status::Corrupt(prefix + ": not a triage database: " + why);
+    case SQLITE_READONLY:
+      if (sys_errno != 0) {
+        return Status::Io(prefix + ": the database is read-only: " + std::strerror(sys_errno));
+      }
+      return Status::Io(prefix + ": the database is read-only (" + why + ")");
     case SQLITE_CANTOPEN:
     case SQLITE_PERM:
-    case SQLITE_READONLY:
     case SQLITE_AUTH:
       if (sys_errno != 0) return Status::Io(prefix + ": " + why + ": " + std::strerror(sys_errno));
       return Status::Io(prefix + ": " + why);

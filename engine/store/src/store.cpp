@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -24,10 +26,27 @@ using detail::Transaction;
 
 namespace {
 
-// Bounds on what one occurrence may add, so one pathological incident cannot fill the disk
-// (documented in docs/schema.md).
-constexpr size_t kMaxEvidencePerCause = 200;
-constexpr size_t kMaxExcerptBytes = 4096;
+// Bounds on what one occurrence may add, so that no log, however crafted, makes the database
+// grow faster than a small multiple of what it stores (docs/schema.md, "Bounds"). Text cut is
+// marked with "…"; lines and causes left out are said in a line of their own.
+constexpr size_t kMaxNameBytes = 256;         // service, host, cause ids, capture keys, pod
+constexpr size_t kMaxPathBytes = 4096;        // source paths
+constexpr size_t kMaxTitleBytes = 512;        // titles
+constexpr size_t kMaxRemedyBytes = 4096;      // remedies
+constexpr size_t kMaxCaptureBytes = 512;      // one capture's value, one verify argument
+constexpr size_t kMaxCaptures = 32;           // captures (and verify arguments) per cause
+constexpr size_t kMaxFingerprintBytes = 512;  // longer ones keep a hash of the whole
+constexpr size_t kMaxTimeBytes = 64;          // started, ended as the log wrote them
+constexpr size_t kMaxCauses = 16;             // root causes per incident
+constexpr size_t kMaxSymptoms = 16;           // symptoms per root cause
+constexpr size_t kMaxEvidencePerCause = 200;  // lines per cause or symptom
+constexpr size_t kMaxExcerptBytes = 4096;     // one evidence line
+constexpr size_t kMaxWordBytes = 256;         // one word (a run without spaces) of a line
+constexpr size_t kMaxEvidenceBytes = 256 * 1024;  // all evidence lines of one occurrence
+constexpr size_t kMaxReasonBytes = 1024;      // a verification's reason
+constexpr size_t kMaxFactsBytes = 16 * 1024;  // a verification's facts (JSON)
+constexpr size_t kMaxNoteBytes = 4096;        // a resolve note
+constexpr size_t kMaxVerifications = 32;      // verdicts per cause and occurrence
 
 #define TRIAGE_TRY(expr)              \
   do {                                \
@@ -70,12 +89,145 @@ Status CreateFile(const std::string& path) {
   return Status::Ok();
 }
 
+// FNV-1a 64 over a sequence of parts, each followed by its length (so that ("ab", "c") and
+// ("a", "bc") differ).
+class Fnv64 {
+ public:
+  Fnv64& Add(std::string_view part) {
+    for (unsigned char c : part) Mix(c);
+    const uint64_t n = part.size();
+    for (int i = 0; i < 8; ++i) Mix(static_cast<unsigned char>(n >> (8 * i)));
+    return *this;
+  }
+  Fnv64& Add(uint64_t v) { return Add(std::to_string(v)); }
+  std::string Hex() const {
+    static const char kDigits[] = "0123456789abcdef";
+    std::string out(16, '0');
+    for (int i = 0; i < 16; ++i) out[15 - i] = kDigits[(h_ >> (4 * i)) & 0xF];
+    return out;
+  }
+
+ private:
+  void Mix(unsigned char c) {
+    h_ ^= c;
+    h_ *= 0x100000001b3ULL;
+  }
+  uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+// `s` in at most `max` bytes: when longer, cut and ended with "…" (3 bytes, counted).
 std::string Truncated(const std::string& s, size_t max) {
   if (s.size() <= max) return s;
-  size_t n = max;
+  size_t n = max >= 3 ? max - 3 : 0;
   // Back up to a UTF-8 boundary so the excerpt stays valid text.
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
   return s.substr(0, n) + "…";
+}
+
+// `line` with every word (run of non-space bytes) longer than kMaxWordBytes cut, marked: a
+// line of one endless word says what it is in a few hundred bytes, and the full-text index
+// (which keeps every word whole) stays small.
+std::string CutLongWords(const std::string& line) {
+  std::string out;
+  size_t i = 0;
+  while (i < line.size()) {
+    size_t end = i;
+    while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+    if (end - i > kMaxWordBytes) {
+      out += Truncated(line.substr(i, end - i), kMaxWordBytes);
+    } else {
+      out.append(line, i, end - i);
+    }
+    while (end < line.size() && (line[end] == ' ' || line[end] == '\t')) out += line[end++];
+    i = end;
+  }
+  return out;
+}
+
+void Cut(std::string& s, size_t max) {
+  if (s.size() > max) s = Truncated(s, max);
+}
+
+void Cut(std::optional<std::string>& s, size_t max) {
+  if (s) Cut(*s, max);
+}
+
+// `fp` when short enough; else its start, "…" and a hash of the whole, so that two long
+// fingerprints stay two incidents.
+std::string BoundedFingerprint(const std::string& fp) {
+  if (fp.size() <= kMaxFingerprintBytes) return fp;
+  return Truncated(fp, kMaxFingerprintBytes - 24) + "#" + Fnv64().Add(fp).Hex();
+}
+
+void BoundMap(std::map<std::string, std::string>& m) {
+  std::map<std::string, std::string> out;
+  for (auto& [k, v] : m) {
+    if (out.size() == kMaxCaptures) break;
+    std::string key = k, value = v;
+    Cut(key, kMaxNameBytes);
+    Cut(value, kMaxCaptureBytes);
+    out.emplace(std::move(key), std::move(value));
+  }
+  m = std::move(out);
+}
+
+// Keeps at most kMaxEvidencePerCause lines, each cut to kMaxExcerptBytes, within what is left
+// of the occurrence's `budget`; when lines are left out, the last kept says how many.
+void BoundEvidence(std::vector<core::Evidence>& evidence, size_t& budget) {
+  const size_t total = evidence.size();
+  size_t kept = 0;
+  for (; kept < total && kept < kMaxEvidencePerCause; ++kept) {
+    auto& e = evidence[kept];
+    Cut(e.source, kMaxPathBytes);
+    Cut(e.text, kMaxExcerptBytes);
+    e.text = CutLongWords(e.text);
+    const size_t cost = e.text.size() + e.source.size();
+    if (cost > budget) break;
+    budget -= cost;
+  }
+  if (kept == total) return;
+  const core::Evidence first_left = evidence[kept];
+  evidence.resize(kept);
+  evidence.push_back({first_left.source, first_left.line,
+                      "… " + std::to_string(total - kept) + " more lines not stored"});
+}
+
+// The incident as the store keeps it: every text and list within the bounds above.
+core::Incident Bounded(const core::Incident& in) {
+  core::Incident inc = in;
+  Cut(inc.service, kMaxNameBytes);
+  Cut(inc.host, kMaxNameBytes);
+  Cut(inc.source, kMaxPathBytes);
+  Cut(inc.started, kMaxTimeBytes);
+  Cut(inc.ended, kMaxTimeBytes);
+  Cut(inc.pod.pod_namespace, kMaxNameBytes);
+  Cut(inc.pod.pod, kMaxNameBytes);
+  Cut(inc.pod.container, kMaxNameBytes);
+  if (inc.causes.size() > kMaxCauses) inc.causes.resize(kMaxCauses);
+  size_t budget = kMaxEvidenceBytes;
+  for (auto& c : inc.causes) {
+    Cut(c.cause, kMaxNameBytes);
+    Cut(c.band, kMaxNameBytes);
+    Cut(c.title, kMaxTitleBytes);
+    Cut(c.remedy, kMaxRemedyBytes);
+    BoundMap(c.captures);
+    if (c.fingerprint_keys.size() > kMaxCaptures) c.fingerprint_keys.resize(kMaxCaptures);
+    for (auto& k : c.fingerprint_keys) Cut(k, kMaxNameBytes);
+    if (c.verify.size() > kMaxCaptures) c.verify.resize(kMaxCaptures);
+    for (auto& r : c.verify) {
+      Cut(r.verifier, kMaxNameBytes);
+      BoundMap(r.args);
+    }
+    if (c.verifications.size() > kMaxVerifications) c.verifications.resize(kMaxVerifications);
+    BoundEvidence(c.evidence, budget);
+    if (c.symptoms.size() > kMaxSymptoms) c.symptoms.resize(kMaxSymptoms);
+    for (auto& sy : c.symptoms) {
+      Cut(sy.cause, kMaxNameBytes);
+      Cut(sy.title, kMaxTitleBytes);
+      BoundEvidence(sy.evidence, budget);
+    }
+  }
+  return inc;
 }
 
 std::string CapturesJson(const std::map<std::string, std::string>& captures) {
@@ -169,9 +321,15 @@ Status UpsertVerification(Db& db, int64_t incident_id, const std::string& cause,
                  "ON CONFLICT (incident_id, cause, verifier, host) DO UPDATE SET "
                  "verdict = excluded.verdict, reason = excluded.reason, facts = excluded.facts, "
                  "time = excluded.time, ms = excluded.ms");
-  st->Bind(1, incident_id).Bind(2, cause).Bind(3, v.verifier).Bind(4, core::VerdictName(v.verdict));
-  st->Bind(5, v.reason).Bind(6, v.facts_json.empty() ? std::string("{}") : v.facts_json);
-  st->Bind(7, v.host).Bind(8, now).Bind(9, v.ms);
+  // Facts are JSON: cut, they would no longer parse, so too many are replaced by a note.
+  const std::string facts = v.facts_json.empty() ? std::string("{}")
+                            : v.facts_json.size() > kMaxFactsBytes
+                                ? std::string("{\"truncated\":\"the facts were too long to store\"}")
+                                : v.facts_json;
+  st->Bind(1, incident_id).Bind(2, Truncated(cause, kMaxNameBytes));
+  st->Bind(3, Truncated(v.verifier, kMaxNameBytes)).Bind(4, core::VerdictName(v.verdict));
+  st->Bind(5, Truncated(v.reason, kMaxReasonBytes)).Bind(6, facts);
+  st->Bind(7, Truncated(v.host, kMaxNameBytes)).Bind(8, now).Bind(9, v.ms);
   return st->Run();
 }
 
@@ -181,14 +339,13 @@ Status InsertEvidence(Db& db, int64_t incident_id, const char* occurrence,
   TRIAGE_PREPARE(st, db,
                  "INSERT INTO evidence (incident_id, occurrence, cause, symptom, seq, source, "
                  "line, excerpt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  const size_t n = std::min(evidence.size(), kMaxEvidencePerCause);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < evidence.size(); ++i) {
     const auto& e = evidence[i];
     st->Bind(1, incident_id).Bind(2, occurrence).Bind(3, cause);
     if (symptom) st->Bind(4, *symptom);
     else st->BindNull(4);
     st->Bind(5, int64_t(i)).Bind(6, e.source).Bind(7, int64_t(e.line));
-    st->Bind(8, Truncated(e.text, kMaxExcerptBytes));
+    st->Bind(8, e.text);
     TRIAGE_TRY(st->Run());
     st->Reset();
     ++outcome.evidence_rows;
@@ -226,10 +383,62 @@ Status InsertCauses(Db& db, int64_t incident_id, const core::Incident& inc,
   return Status::Ok();
 }
 
+// What tells an occurrence from another of the same incident (docs/schema.md, "Occurrence
+// identity"): its host, then the log's own times when it has them, else the source and its line
+// range; and the text of its evidence lines. Read again (a second run over the same file, a
+// rotated copy of it, the rest of an interrupted run), an occurrence has the same key.
+std::string OccurrenceKey(const core::Incident& inc) {
+  Fnv64 h;
+  h.Add(inc.host);
+  const bool timed = inc.started || inc.ended;
+  if (timed) {
+    h.Add("t").Add(inc.started.value_or("")).Add(inc.ended.value_or(""));
+  } else {
+    h.Add("l").Add(inc.source).Add(inc.first_line).Add(inc.last_line);
+  }
+  // Sorted, so the order the ranker put the causes in (verdicts may change it) does not matter.
+  // With log times the line numbers are left out: a rotated copy read from another start has
+  // the same lines at other numbers.
+  std::set<std::pair<uint64_t, std::string>> lines;
+  auto add = [&](const std::vector<core::Evidence>& evidence) {
+    for (const auto& e : evidence) lines.emplace(timed ? 0 : e.line, e.text);
+  };
+  for (const auto& c : inc.causes) {
+    add(c.evidence);
+    for (const auto& sy : c.symptoms) add(sy.evidence);
+  }
+  for (const auto& [line, text] : lines) h.Add(line).Add(text);
+  return "k1|" + h.Hex();
+}
+
+// The key version 5's rule gave an occurrence (kept for incidents stored before version 6).
+std::optional<std::string> LegacyOccurrenceKey(const core::Incident& inc) {
+  if (!inc.started) return std::nullopt;
+  return "v5|" + inc.source + "|" + std::to_string(inc.first_line) + "|" +
+         std::to_string(inc.last_line) + "|" + *inc.started;
+}
+
+Result<bool> OccurrenceKnown(Db& db, int64_t id, const std::string& key) {
+  TRIAGE_PREPARE(st, db, "SELECT 1 FROM occurrence_keys WHERE incident_id = ?1 AND key = ?2");
+  st->Bind(1, id).Bind(2, key);
+  return st->Step();
+}
+
+Status AddOccurrenceKey(Db& db, int64_t id, const std::string& key) {
+  TRIAGE_PREPARE(st, db,
+                 "INSERT INTO occurrence_keys (incident_id, key) VALUES (?1, ?2) "
+                 "ON CONFLICT DO NOTHING");
+  st->Bind(1, id).Bind(2, key);
+  return st->Run();
+}
+
 // Files one incident inside the caller's write transaction; returns its id.
-Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
+Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string& now,
                           RecordOutcome& outcome) {
-  const std::string fp = inc.fingerprint.empty() ? core::Fingerprint(inc) : inc.fingerprint;
+  const std::string fp =
+      BoundedFingerprint(whole.fingerprint.empty() ? core::Fingerprint(whole) : whole.fingerprint);
+  const std::string key = OccurrenceKey(whole);
+  const core::Incident inc = Bounded(whole);
   std::string seen = now;
   if (inc.started) {
     if (auto t = NormalizeTime(*inc.started)) seen = *t;
@@ -239,23 +448,32 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
   const core::Cause& top = inc.causes.front();
 
   std::optional<int64_t> existing;
-  bool same_occurrence = false;
   bool was_resolved = false;
   {
     TRIAGE_PREPARE(st, db,
-                   "SELECT id, source, first_line, last_line, started, status = 'resolved' "
+                   "SELECT id, CASE WHEN status = 'resolved' THEN 1 ELSE 0 END "
                    "FROM incidents WHERE fingerprint = ?1");
     st->Bind(1, fp);
     auto row = st->Step();
     if (!row.ok()) return row.status();
     if (*row) {
       existing = st->Int(0);
-      was_resolved = st->Int(5) != 0;
-      // The very same occurrence read again (same file, lines and the log's own start time) is
-      // not a recurrence. Without a log time there is no telling, so it counts.
-      same_occurrence = inc.started && !st->IsNull(4) && st->Text(4) == *inc.started &&
-                        st->Text(1) == inc.source && uint64_t(st->Int(2)) == inc.first_line &&
-                        uint64_t(st->Int(3)) == inc.last_line;
+      was_resolved = st->Int(1) != 0;
+    }
+  }
+  // Every stored occurrence of the incident is compared, not only the latest: reading again
+  // anything stored changes no count and no status.
+  bool same_occurrence = false;
+  if (existing) {
+    auto known = OccurrenceKnown(db, *existing, key);
+    if (!known.ok()) return known.status();
+    same_occurrence = *known;
+    if (!same_occurrence) {
+      if (auto legacy = LegacyOccurrenceKey(whole)) {
+        known = OccurrenceKnown(db, *existing, *legacy);
+        if (!known.ok()) return known.status();
+        same_occurrence = *known;
+      }
     }
   }
 
@@ -304,16 +522,18 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
     TRIAGE_TRY(del_e->Run());
   }
 
-  if (!inc.pod.empty()) {
-    // The pod of the latest occurrence (a recurrence may come from another pod of the same
-    // workload).
-    TRIAGE_PREPARE(st, db,
-                   "UPDATE incidents SET pod_namespace = ?2, pod = ?3, container = ?4 WHERE id = ?1");
-    st->Bind(1, id).Bind(2, inc.pod.pod_namespace).Bind(3, inc.pod.pod).Bind(4, inc.pod.container);
-    TRIAGE_TRY(st->Run());
-  }
-
   if (!same_occurrence) {
+    TRIAGE_TRY(AddOccurrenceKey(db, id, key));
+    if (!inc.pod.empty()) {
+      // The pod of the latest occurrence (a recurrence may come from another pod of the same
+      // workload).
+      TRIAGE_PREPARE(st, db,
+                     "UPDATE incidents SET pod_namespace = ?2, pod = ?3, container = ?4 "
+                     "WHERE id = ?1");
+      st->Bind(1, id).Bind(2, inc.pod.pod_namespace).Bind(3, inc.pod.pod);
+      st->Bind(4, inc.pod.container);
+      TRIAGE_TRY(st->Run());
+    }
     TRIAGE_TRY(InsertCauses(db, id, inc, occurrence, outcome));
     TRIAGE_PREPARE(st, db,
                    "INSERT INTO occurrences (incident_id, day, count) VALUES (?1, ?2, 1) "
@@ -559,21 +779,84 @@ Store::~Store() = default;
 
 const std::string& Store::path() const { return impl_->path; }
 
+// "file:" URI of `path` (RFC 3986 percent-encoding of what a URI path may not hold) with
+// immutable=1, for a database on a read-only mount.
+std::string ImmutableUri(const std::string& path) {
+  std::string uri = "file:";
+  static const char kHex[] = "0123456789ABCDEF";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("/-._~", c)) {
+      uri += char(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 0xF];
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+// Why a database that was to be written opened read-only.
+Status ReadOnlyStatus(const std::string& path) {
+  std::string dir = path;
+  auto slash = dir.find_last_of('/');
+  dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
+  struct statvfs vfs {};
+  if (statvfs(dir.c_str(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+    return Status::Io(path + ": the database is read-only: " + std::strerror(EROFS));
+  }
+  return Status::Io(path + ": the database is read-only: no permission to write it (" +
+                    std::strerror(EACCES) + ")");
+}
+
+// Opens an existing file for reading only (StoreOptions::read_only).
+Result<Db> OpenReadOnly(const std::string& path) {
+  auto db = Db::Open(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  if (db.ok()) {
+    // A WAL file is read through its -shm index, which a read-only connection may still have to
+    // create; where it cannot (a read-only mount, a folder of another user), it fails here.
+    auto version = db->QueryInt("PRAGMA user_version");
+    if (version.ok()) return db;
+    // Only a file that cannot be opened for reading its index (Io) is retried immutable; a lock
+    // held by a writer (Busy) must not be: the immutable reader would not see the writer's pages.
+    if (version.status().kind() != Status::Kind::kIo) return version.status();
+  }
+  return Db::Open(ImmutableUri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI);
+}
+
 Result<Store> Store::Open(const std::string& path, const StoreOptions& options) {
   if (path.empty()) return Status::InvalidInput("database path is empty");
   if (path == ":memory:" || path.rfind("file:", 0) == 0) {
     // Neither can be shared between the processes that write and read incidents.
     return Status::InvalidInput(path + ": give the database as a file path");
   }
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-  if (options.create) {
+  const bool exists = ::access(path.c_str(), F_OK) == 0;
+  if (!exists && !options.create) return Status::NotFound(path + ": no such database");
+  if (exists && options.read_only) {
+    auto db = OpenReadOnly(path);
+    if (!db.ok()) return db.status().Annotate(path);
+    auto impl = std::make_unique<Impl>(Impl{path, options, std::move(*db)});
+    sqlite3_busy_timeout(impl->db.get(), options.busy_timeout_ms);
+    auto version = impl->db.QueryInt("PRAGMA user_version");
+    if (!version.ok()) return version.status().Annotate(path);
+    if (*version != kSchemaVersion) {
+      return Status::Corrupt(path + ": schema version " + std::to_string(*version) +
+                             (*version > kSchemaVersion
+                                  ? " is newer than this triage; upgrade triage"
+                                  : " is older than this triage; a command that writes (analyze "
+                                    "--db, resolve) migrates it"));
+    }
+    return Store(std::move(impl));
+  }
+  if (!exists) {
     TRIAGE_TRY(MakeParents(path));
     TRIAGE_TRY(CreateFile(path));
-  } else if (::access(path.c_str(), F_OK) != 0) {
-    return Status::NotFound(path + ": no such database");
   }
-  auto db = Db::Open(path, flags);
+  auto db = Db::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
   if (!db.ok()) return db.status();
+  // SQLite falls back to reading a file it may not write; a store that is to be written says
+  // why it cannot be, rather than failing later on a lock file it cannot create.
+  if (sqlite3_db_readonly(db->get(), "main") == 1) return ReadOnlyStatus(path);
   auto impl = std::make_unique<Impl>(Impl{path, options, std::move(*db)});
   Db& d = impl->db;
   sqlite3_busy_timeout(d.get(), options.busy_timeout_ms);
@@ -762,7 +1045,7 @@ Status Store::Resolve(int64_t id, const std::string& note) {
   TRIAGE_PREPARE(st, db,
                  "UPDATE incidents SET status = 'resolved', resolved_at = ?2, note = ?3 "
                  "WHERE id = ?1");
-  st->Bind(1, id).Bind(2, NowUtc()).Bind(3, note);
+  st->Bind(1, id).Bind(2, NowUtc()).Bind(3, Truncated(note, kMaxNoteBytes));
   TRIAGE_TRY(st->Run().Annotate("resolve"));
   if (sqlite3_changes(db.get()) == 0) {
     return Status::NotFound("incident " + std::to_string(id) + ": no such incident");

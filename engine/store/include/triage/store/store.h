@@ -38,7 +38,7 @@
 namespace triage::store {
 
 // The schema version this build writes (PRAGMA user_version). Older files are migrated on open.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // Where a tailed source had been read up to (for the daemon's resume after restart). A
 // checkpoint is keyed by the file's identity (dev, inode), not its path: a file keeps it through
@@ -127,6 +127,13 @@ struct StoreOptions {
   int busy_timeout_ms = 5000;
   // Create the file (and its parent folders, user-only) when it does not exist.
   bool create = true;
+  // Only read through this connection (history, show, search, stats, export, status): the
+  // file is opened read-only, so a file without write permission or on a read-only mount can be
+  // read. Where even the locking files cannot be made (a read-only mount), it is opened
+  // immutable: what a writer still holds in its -wal file is then not seen. A file missing is
+  // still created when `create` is set (an empty store reads as empty); a file of an older
+  // schema is refused (migrating it needs a write). Writing through such a Store fails.
+  bool read_only = false;
   // A cap on the database file's size (0: none). A write that would pass it fails with
   // Io "disk full" and is rolled back, like a full disk.
   int64_t max_size_bytes = 0;
