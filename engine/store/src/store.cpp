@@ -384,24 +384,19 @@ Status InsertCauses(Db& db, int64_t incident_id, const core::Incident& inc,
 }
 
 // What tells an occurrence from another of the same incident (docs/schema.md, "Occurrence
-// identity"): its host, then the log's own times when it has them, else the source and its line
-// range; and the text of its evidence lines. Read again (a second run over the same file, a
-// rotated copy of it, the rest of an interrupted run), an occurrence has the same key.
+// identity"): where it is (its host, its source and line range there), when the log says it
+// was (its own start and end times, when it has them) and what it says (the text of its
+// evidence lines). Read again (a second run over the same file, the rest of an interrupted
+// run, stdin piped again), an occurrence has the same key; the same failure written again,
+// further down the same log, has another.
 std::string OccurrenceKey(const core::Incident& inc) {
   Fnv64 h;
-  h.Add(inc.host);
-  const bool timed = inc.started || inc.ended;
-  if (timed) {
-    h.Add("t").Add(inc.started.value_or("")).Add(inc.ended.value_or(""));
-  } else {
-    h.Add("l").Add(inc.source).Add(inc.first_line).Add(inc.last_line);
-  }
+  h.Add(inc.host).Add(inc.source).Add(inc.first_line).Add(inc.last_line);
+  h.Add(inc.started ? "t" + *inc.started : "-").Add(inc.ended ? "t" + *inc.ended : "-");
   // Sorted, so the order the ranker put the causes in (verdicts may change it) does not matter.
-  // With log times the line numbers are left out: a rotated copy read from another start has
-  // the same lines at other numbers.
   std::set<std::pair<uint64_t, std::string>> lines;
   auto add = [&](const std::vector<core::Evidence>& evidence) {
-    for (const auto& e : evidence) lines.emplace(timed ? 0 : e.line, e.text);
+    for (const auto& e : evidence) lines.emplace(e.line, e.text);
   };
   for (const auto& c : inc.causes) {
     add(c.evidence);
