@@ -194,6 +194,11 @@ std::string DescribeConfig(const Config& c) {
   out << "# configuration file: " << (c.file.empty() ? "none (defaults)" : c.file) << "\n";
   line("rules.folders", List(c.rule_folders));
   std::string db = ResolveDbPath(std::nullopt, c);
+  // A PostgreSQL URL's password is not shown: scheme://user:***@host/...
+  if (size_t scheme = db.find("://"), at = db.find('@'); scheme != std::string::npos &&
+                                                           at != std::string::npos) {
+    if (size_t colon = db.find(':', scheme + 3); colon < at) db.replace(colon + 1, at - colon - 1, "***");
+  }
   const char* env = std::getenv("TRIAGE_DB");
   out << "store.path = " << Quote(db) << "  # "
       << (env && *env ? "TRIAGE_DB" : (c.store_path || c.store_url ? origin("store.path") : "default")) << "\n";

@@ -627,6 +627,17 @@ Status PutCheckpointRows(Db& db, const std::vector<SourceCheckpoint>& checkpoint
   return Status::Ok();
 }
 
+// Steps `st` through its rows, calling `row` for each; the first error ends it.
+template <typename RowFn>
+Status EachRow(Stmt& st, RowFn&& row) {
+  for (;;) {
+    auto r = st.Step();
+    if (!r.ok()) return r.status();
+    if (!*r) return Status::Ok();
+    row(st);
+  }
+}
+
 IncidentSummary SummaryFromRow(Stmt& st) {
   // Columns: id, fingerprint, service, host, top_cause, title, occurrences, first_seen,
   // last_seen, status, note, hosts.
@@ -715,23 +726,17 @@ Result<StoredIncident> ReadIncident(Db& db, int64_t id) {
                    "SELECT host, occurrences, first_seen, last_seen FROM incident_hosts "
                    "WHERE incident_id = ?1 ORDER BY occurrences DESC, host");
     st->Bind(1, id);
-    for (;;) {
-      auto row = st->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      out.hosts.push_back({st->Text(0), st->Int(1), st->Text(2), st->Text(3)});
-    }
+    TRIAGE_TRY(EachRow(*st, [&](Stmt& r) {
+      out.hosts.push_back({r.Text(0), r.Int(1), r.Text(2), r.Text(3)});
+    }));
   }
   {
     TRIAGE_PREPARE(st, db,
                    "SELECT time, action, note FROM activity WHERE incident_id = ?1 ORDER BY id");
     st->Bind(1, id);
-    for (;;) {
-      auto row = st->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      out.activity.push_back({st->Text(0), st->Text(1), st->Text(2)});
-    }
+    TRIAGE_TRY(EachRow(*st, [&](Stmt& r) {
+      out.activity.push_back({r.Text(0), r.Text(1), r.Text(2)});
+    }));
   }
   {
     TRIAGE_PREPARE(st, db, "SELECT pod_namespace, pod, container FROM incidents WHERE id = ?1");

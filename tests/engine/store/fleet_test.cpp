@@ -167,12 +167,26 @@ TEST_P(Fleet, EveryCommandWorksOnTheStore) {
                                           "    run()\nRuntimeError: CUDA error: an illegal "
                                           "memory access was encountered\n";
   for (int pass = 0; pass < 2; ++pass) {
-    auto w = Triage({"watch", "--once", "--db", target(), folder});
+    auto w = Triage({"watch", "--once", "--host", "gpu-w", "--db", target(), folder});
     ASSERT_EQ(w.exit_code, 0) << w.err;
   }
   auto after = History();
   ASSERT_EQ(after.size(), 2u);
   for (const auto& s : after) EXPECT_EQ(s.occurrences, 1) << s.fingerprint;
+  EXPECT_EQ(after[0].host, "gpu-w") << "the daemon's --host, the newest incident";
+}
+
+// The store named by the configuration: [store] url for PostgreSQL, [store] path for a file.
+TEST_P(Fleet, TheConfigurationNamesTheStore) {
+  const std::string config = dir_.File("config.toml");
+  const bool server = GetParam() == testing::Backend::kPostgres;
+  std::ofstream(config) << "[store]\n" << (server ? "url" : "path") << " = \"" << target() << "\"\n";
+  auto r = Triage({"analyze", "--config", config, Log(5)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto h = Triage({"history", "--config", config, "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(Count(h.out, "\"id\":"), 1u) << h.out;
+  EXPECT_EQ(History().size(), 1u);
 }
 
 // Two processes recording the same 40 crashes one transaction each, interleaved, as two hosts
@@ -205,10 +219,7 @@ TEST_P(Fleet, TwoProcessesRecordingOneAtATimeLoseAndDuplicateNothing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, Fleet,
-                         ::testing::Values(testing::Backend::kSqlite,
-                                           testing::Backend::kPostgres),
-                         testing::BackendName);
+TRIAGE_ON_EACH_BACKEND(Fleet);
 
 // The binary must start on a host without libpq: it is loaded only when a postgresql:// store
 // is opened, never linked.

@@ -38,13 +38,12 @@ class PostgresServer {
   // A new, empty database on the server, as the URL `--db` takes.
   std::string NewDatabase() {
     const std::string name = "t" + std::to_string(getpid()) + "_" + std::to_string(++databases_);
-    if (Exec({bin_ + "/createdb", "-h", dir_, "-U", "triage", name}, false) != 0) return "";
+    if (Exec({bin_ + "/createdb", "-h", socket_, "-U", "triage", name}, false) != 0) return "";
     return Url(name);
   }
   std::string Url(const std::string& database) const {
-    return "postgresql://triage@/" + database + "?host=" + dir_;
+    return "postgresql://triage@/" + database + "?host=" + socket_;
   }
-  const std::string& socket_dir() const { return dir_; }
 
   ~PostgresServer() {
     if (pid_ > 0) {
@@ -64,6 +63,16 @@ class PostgresServer {
   PostgresServer() {
     const char* env = std::getenv("TRIAGE_PG_BIN");
     bin_ = env && *env ? env : "/usr/lib/postgresql/15/bin";
+    // The server ctest started for the whole run (postgres_fixture.sh), when there is one.
+    if (const char* shared = std::getenv("TRIAGE_PG_SOCKET_DIR"); shared && *shared) {
+      const std::string dir = shared;
+      if (access((dir + "/.s.PGSQL.5432").c_str(), F_OK) == 0 &&
+          access((bin_ + "/createdb").c_str(), X_OK) == 0) {
+        socket_ = dir;
+        ok_ = true;
+        return;
+      }
+    }
     for (const char* tool : {"initdb", "postgres", "createdb"}) {
       if (access((bin_ + "/" + tool).c_str(), X_OK) != 0) {
         why_ = bin_ + "/" + tool + " is not installed (postgresql-15; scripts/deps.sh)";
@@ -99,6 +108,7 @@ class PostgresServer {
     for (int i = 0; i < 300; ++i) {
       if (access(socket.c_str(), F_OK) == 0 &&
           Exec({bin_ + "/pg_isready", "-q", "-h", dir_}, false) == 0) {
+        socket_ = dir_;
         ok_ = true;
         return;
       }
@@ -118,7 +128,7 @@ class PostgresServer {
   // Starts `argv`, as nobody when `as_server` and this process is root, its output in
   // server.log; the child dies with this process.
   pid_t Spawn(const std::vector<std::string>& argv, bool as_server) const {
-    const std::string log = dir_ + "/server.log";
+    const std::string log = dir_.empty() ? std::string("/dev/null") : dir_ + "/server.log";
     pid_t pid = fork();
     if (pid != 0) return pid;
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -146,7 +156,8 @@ class PostgresServer {
   }
 
   std::string bin_;
-  std::string dir_;
+  std::string dir_;     // a server of this process's own: its folder (removed with it)
+  std::string socket_;  // where the server's socket is (dir_, or the shared server's)
   pid_t pid_ = -1;
   bool ok_ = false;
   std::string why_;
@@ -182,3 +193,10 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
 };
 
 }  // namespace triage::store::testing
+
+// Runs the TEST_Ps of `suite` (a BackendTest) against SQLite and PostgreSQL.
+#define TRIAGE_ON_EACH_BACKEND(suite)                                                    \
+  INSTANTIATE_TEST_SUITE_P(Backends, suite,                                              \
+                           ::testing::Values(::triage::store::testing::Backend::kSqlite, \
+                                             ::triage::store::testing::Backend::kPostgres), \
+                           ::triage::store::testing::BackendName)

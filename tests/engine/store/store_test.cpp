@@ -608,30 +608,14 @@ TEST_P(StoreRecord, TheSameCrashOnTwoHostsIsOneIncidentOnTwoHosts) {
   EXPECT_EQ((*h)[0].occurrences, 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreRecord, ::testing::Values(testing::Backend::kSqlite,
-                                           testing::Backend::kPostgres),
-                         testing::BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, StoreGetIncident, ::testing::Values(testing::Backend::kSqlite,
-                                           testing::Backend::kPostgres),
-                         testing::BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, StoreVerifications, ::testing::Values(testing::Backend::kSqlite,
-                                           testing::Backend::kPostgres),
-                         testing::BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, StoreHistory, ::testing::Values(testing::Backend::kSqlite,
-                                           testing::Backend::kPostgres),
-                         testing::BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, StoreSearch, ::testing::Values(testing::Backend::kSqlite,
-                                           testing::Backend::kPostgres),
-                         testing::BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, StoreStats, ::testing::Values(testing::Backend::kSqlite,
-                                           testing::Backend::kPostgres),
-                         testing::BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, StoreCheckpoints, ::testing::Values(testing::Backend::kSqlite,
-                                           testing::Backend::kPostgres),
-                         testing::BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, StoreHeartbeat, ::testing::Values(testing::Backend::kSqlite,
-                                           testing::Backend::kPostgres),
-                         testing::BackendName);
+TRIAGE_ON_EACH_BACKEND(StoreRecord);
+TRIAGE_ON_EACH_BACKEND(StoreGetIncident);
+TRIAGE_ON_EACH_BACKEND(StoreVerifications);
+TRIAGE_ON_EACH_BACKEND(StoreHistory);
+TRIAGE_ON_EACH_BACKEND(StoreSearch);
+TRIAGE_ON_EACH_BACKEND(StoreStats);
+TRIAGE_ON_EACH_BACKEND(StoreCheckpoints);
+TRIAGE_ON_EACH_BACKEND(StoreHeartbeat);
 
 }  // namespace
 }  // namespace triage::store
