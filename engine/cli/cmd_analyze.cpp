@@ -255,7 +255,6 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     core::AnalyzerOptions opts;
     if (s.service) opts.service = *s.service;
     if (s.host) opts.host = *s.host;
-  if (s.host) opts.host = *s.host;
     opts.quiet_gap_seconds = s.quiet_gap_seconds;
     core::Analyzer analyzer(rules, opts);
     ingest::IngestOptions io;
@@ -482,7 +481,8 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       .Flag("exit-code", "exit 1 when an incident was found")
       .Option("threads", "N", "inputs analysed at once (default: the number of cores)", 'j')
       .Option("service", "NAME", "the service name (default: from the file name; stdin: 'stdin')")
-      .Option("host", "NAME", "the host the logs are from, where their lines name none (default: this machine)")
+      .Option("host", "NAME",
+              "the host the logs are from, where their lines name none (default: this machine)")
       .Option("rules", "DIR", "also load the rule files of DIR (repeatable; later ones override)")
       .Option("config", "FILE", "read this configuration file instead of the default places")
       .Flag("trust-log-paths",

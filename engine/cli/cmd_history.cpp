@@ -104,18 +104,20 @@ int RunHistory(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   if (rows->empty()) {
-    std::cout << "No incidents stored" << (filter.since || filter.until || filter.service || filter.cause ||
-                                                       filter.status
-                                               ? " that match."
-                                               : " yet (in " + store->path() + ").")
+    std::cout << "No incidents stored"
+              << (filter.since || filter.until || filter.service || filter.cause || filter.status
+                      ? " that match."
+                      : " yet (in " + store->path() + ").")
               << "\n";
     return kExitOk;
   }
   Table table({"ID", "LAST SEEN", "COUNT", "STATUS", "SERVICE", "HOST", "CAUSE", "TITLE"});
   for (const auto& r : *rows) {
+    // An incident on several hosts: its latest host and how many more ("gpu-a +3").
+    std::string host = Clip(r.host, r.hosts > 1 ? 12 : 16);
+    if (r.hosts > 1) host += " +" + std::to_string(r.hosts - 1);
     table.Add({std::to_string(r.id), r.last_seen, std::to_string(r.occurrences), r.status,
-               Clip(r.service, 24),
-               r.hosts > 1 ? Clip(r.host, 12) + " +" + std::to_string(r.hosts - 1) : Clip(r.host, 16), Clip(r.top_cause, 40), Clip(r.title, 60)});
+               Clip(r.service, 24), host, Clip(r.top_cause, 40), Clip(r.title, 60)});
   }
   std::cout << table.Render();
   return kExitOk;

@@ -197,11 +197,14 @@ std::string DescribeConfig(const Config& c) {
   // A PostgreSQL URL's password is not shown: scheme://user:***@host/...
   if (size_t scheme = db.find("://"), at = db.find('@'); scheme != std::string::npos &&
                                                            at != std::string::npos) {
-    if (size_t colon = db.find(':', scheme + 3); colon < at) db.replace(colon + 1, at - colon - 1, "***");
+    size_t colon = db.find(':', scheme + 3);
+    if (colon < at) db.replace(colon + 1, at - colon - 1, "***");
   }
   const char* env = std::getenv("TRIAGE_DB");
   out << "store.path = " << Quote(db) << "  # "
-      << (env && *env ? "TRIAGE_DB" : (c.store_path || c.store_url ? origin("store.path") : "default")) << "\n";
+      << (env && *env ? "TRIAGE_DB"
+                      : (c.store_path || c.store_url ? origin("store.path") : "default"))
+      << "\n";
   line("watch.folders", List(c.watch_folders));
   line("watch.include", List(c.watch_include));
   line("watch.exclude", List(c.watch_exclude));

@@ -1305,9 +1305,10 @@ Status Daemon::LockDatabase() {
   if (store::IsServerUrl(db_path_)) {
     const char* state = std::getenv("XDG_STATE_HOME");
     const char* home = std::getenv("HOME");
-    const fs::path dir = (state && *state ? fs::path(state)
-                                          : fs::path(home && *home ? home : "/tmp") / ".local/state") /
-                         "triage";
+    const fs::path base = state && *state
+                              ? fs::path(state)
+                              : fs::path(home && *home ? home : "/tmp") / ".local/state";
+    const fs::path dir = base / "triage";
     std::error_code ec;
     fs::create_directories(dir, ec);
     char hex[17];

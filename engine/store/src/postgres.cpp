@@ -97,11 +97,14 @@ std::string ValidUtf8(std::string_view in) {
     const unsigned char c = static_cast<unsigned char>(in[i]);
     size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
     bool ok = n != 0 && c != 0 && i + n <= in.size() && !(n == 2 && c < 0xC2);
-    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
+    for (size_t k = 1; ok && k < n; ++k)
+      ok = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
     if (ok && n >= 3) {
       const unsigned char c1 = static_cast<unsigned char>(in[i + 1]);
-      if (n == 3) ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
-      else ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90) && c <= 0xF4;
+      if (n == 3)
+        ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+      else
+        ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90) && c <= 0xF4;
     }
     if (ok) {
       out.append(in.data() + i, n);
@@ -142,11 +145,14 @@ Status ResultStatus(const Libpq& pq, PGresult* res, PGconn* conn, std::string_vi
   const std::string prefix = std::string(what) + ": ";
   const std::string code = state ? state : "";
   if (code == "40001" || code == "40P01" || code == "55P03") {
-    return Status::Busy(prefix + "the database is locked by another writer (gave up after the busy timeout): " + why);
+    return Status::Busy(
+        prefix +
+        "the database is locked by another writer (gave up after the busy timeout): " + why);
   }
   if (code == "53100") return Status::Io(prefix + "disk full: " + why);
   if (code == "25006") return Status::Io(prefix + "the database is read-only: " + why);
-  if (code.rfind("23", 0) == 0 || code.rfind("22", 0) == 0) return Status::InvalidInput(prefix + why);
+  if (code.rfind("23", 0) == 0 || code.rfind("22", 0) == 0)
+    return Status::InvalidInput(prefix + why);
   if (code.rfind("08", 0) == 0 || code.empty()) return Status::Unavailable(prefix + why);
   return Status::Io(prefix + why);
 }
@@ -267,7 +273,8 @@ class PgDb final : public Db {
   Status Exec(const char* sql, std::string_view what) override {
     ResultPtr r(pq_.exec(conn_, sql), ResultCloser{&pq_});
     const ExecStatusType st = r ? pq_.result_status(r.get()) : PGRES_FATAL_ERROR;
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return ResultStatus(pq_, r.get(), conn_, what);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+      return ResultStatus(pq_, r.get(), conn_, what);
     return Status::Ok();
   }
   Result<Stmt*> Prepare(const std::string& sql) override {
@@ -279,7 +286,8 @@ class PgDb final : public Db {
     return p;
   }
   Status Begin(Mode mode) override {
-    if (mode == Mode::kRead) return Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "database");
+    if (mode == Mode::kRead)
+      return Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "database");
     Status s = Exec("BEGIN", "database");
     if (!s.ok()) return s;
     s = Exec(kWriteLock, "database");
@@ -287,9 +295,7 @@ class PgDb final : public Db {
     return s;
   }
   Status Commit() override { return Exec("COMMIT", "database"); }
-  void Rollback() override {
-    ResultPtr r(pq_.exec(conn_, "ROLLBACK"), ResultCloser{&pq_});
-  }
+  void Rollback() override { ResultPtr r(pq_.exec(conn_, "ROLLBACK"), ResultCloser{&pq_}); }
 
  private:
   const Libpq& pq_;

@@ -354,8 +354,9 @@ Status MigratePostgres(Db& db) {
   Status s = db.Exec(kPostgresMigrationLock, "migrating the schema");
   if (!s.ok()) return s;
   auto has_table = [&](const char* name) -> Result<bool> {
-    auto st = db.Prepare("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = "
-                         "current_schema() AND tablename = ?1");
+    auto st = db.Prepare(
+        "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = "
+        "current_schema() AND tablename = ?1");
     if (!st.ok()) return st.status();
     StmtUse use(**st);
     use->Bind(1, name);
@@ -374,8 +375,9 @@ Status MigratePostgres(Db& db) {
     auto foreign = has_table("incidents");
     if (!foreign.ok()) return foreign.status();
     if (*foreign) {
-      return Status::Corrupt("not a triage database (it has an incidents table but no triage "
-                             "schema version)");
+      return Status::Corrupt(
+          "not a triage database (it has an incidents table but no triage "
+          "schema version)");
     }
   }
   if (version == kSchemaVersion) return (*txn)->Commit();
@@ -395,7 +397,8 @@ Status MigratePostgres(Db& db) {
   for (int64_t v = version; v < kSchemaVersion; ++v) {
     const int64_t step = v - (kPostgresBaseline - 1);
     if (step < 0 || step >= steps) {
-      return Status::Corrupt("schema version " + std::to_string(v) + " has no PostgreSQL migration");
+      return Status::Corrupt("schema version " + std::to_string(v) +
+                             " has no PostgreSQL migration");
     }
     s = db.Exec(kPostgresSteps[step], "migrating the schema to version " + std::to_string(v + 1));
     if (!s.ok()) return s;

@@ -1,5 +1,6 @@
 // SQLite at its edge: the detail::Db of sql.h over a SQLite connection, RAII owners for it and
-// its statements, and SQLite result codes turned into triage Statuses. Nothing outside engine/store/src includes this header.
+// its statements, and SQLite result codes turned into triage Statuses. Nothing outside
+// engine/store/src includes this header.
 #pragma once
 
 #include <sqlite3.h>

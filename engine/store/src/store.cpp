@@ -31,24 +31,24 @@ namespace {
 // Bounds on what one occurrence may add, so that no log, however crafted, makes the database
 // grow faster than a small multiple of what it stores (docs/schema.md, "Bounds"). Text cut is
 // marked with "…"; lines and causes left out are said in a line of their own.
-constexpr size_t kMaxNameBytes = 256;         // service, host, cause ids, capture keys, pod
-constexpr size_t kMaxPathBytes = 4096;        // source paths
-constexpr size_t kMaxTitleBytes = 512;        // titles
-constexpr size_t kMaxRemedyBytes = 4096;      // remedies
-constexpr size_t kMaxCaptureBytes = 512;      // one capture's value, one verify argument
-constexpr size_t kMaxCaptures = 32;           // captures (and verify arguments) per cause
-constexpr size_t kMaxFingerprintBytes = 512;  // longer ones keep a hash of the whole
-constexpr size_t kMaxTimeBytes = 64;          // started, ended as the log wrote them
-constexpr size_t kMaxCauses = 16;             // root causes per incident
-constexpr size_t kMaxSymptoms = 16;           // symptoms per root cause
-constexpr size_t kMaxEvidencePerCause = 200;  // lines per cause or symptom
-constexpr size_t kMaxExcerptBytes = 4096;     // one evidence line
-constexpr size_t kMaxWordBytes = 256;         // one word (a run without spaces) of a line
+constexpr size_t kMaxNameBytes = 256;             // service, host, cause ids, capture keys, pod
+constexpr size_t kMaxPathBytes = 4096;            // source paths
+constexpr size_t kMaxTitleBytes = 512;            // titles
+constexpr size_t kMaxRemedyBytes = 4096;          // remedies
+constexpr size_t kMaxCaptureBytes = 512;          // one capture's value, one verify argument
+constexpr size_t kMaxCaptures = 32;               // captures (and verify arguments) per cause
+constexpr size_t kMaxFingerprintBytes = 512;      // longer ones keep a hash of the whole
+constexpr size_t kMaxTimeBytes = 64;              // started, ended as the log wrote them
+constexpr size_t kMaxCauses = 16;                 // root causes per incident
+constexpr size_t kMaxSymptoms = 16;               // symptoms per root cause
+constexpr size_t kMaxEvidencePerCause = 200;      // lines per cause or symptom
+constexpr size_t kMaxExcerptBytes = 4096;         // one evidence line
+constexpr size_t kMaxWordBytes = 256;             // one word (a run without spaces) of a line
 constexpr size_t kMaxEvidenceBytes = 256 * 1024;  // all evidence lines of one occurrence
-constexpr size_t kMaxReasonBytes = 1024;      // a verification's reason
-constexpr size_t kMaxFactsBytes = 16 * 1024;  // a verification's facts (JSON)
-constexpr size_t kMaxNoteBytes = 4096;        // a resolve note
-constexpr size_t kMaxVerifications = 32;      // verdicts per cause and occurrence
+constexpr size_t kMaxReasonBytes = 1024;          // a verification's reason
+constexpr size_t kMaxFactsBytes = 16 * 1024;      // a verification's facts (JSON)
+constexpr size_t kMaxNoteBytes = 4096;            // a resolve note
+constexpr size_t kMaxVerifications = 32;          // verdicts per cause and occurrence
 
 #define TRIAGE_TRY(expr)              \
   do {                                \
@@ -349,10 +349,11 @@ Status UpsertVerification(Db& db, int64_t incident_id, const std::string& cause,
                  "verdict = excluded.verdict, reason = excluded.reason, facts = excluded.facts, "
                  "time = excluded.time, ms = excluded.ms");
   // Facts are JSON: cut, they would no longer parse, so too many are replaced by a note.
-  const std::string facts = v.facts_json.empty() ? std::string("{}")
-                            : v.facts_json.size() > kMaxFactsBytes
-                                ? std::string("{\"truncated\":\"the facts were too long to store\"}")
-                                : v.facts_json;
+  const std::string facts =
+      v.facts_json.empty() ? std::string("{}")
+      : v.facts_json.size() > kMaxFactsBytes
+          ? std::string("{\"truncated\":\"the facts were too long to store\"}")
+          : v.facts_json;
   st->Bind(1, incident_id).Bind(2, Truncated(cause, kMaxNameBytes));
   st->Bind(3, Truncated(v.verifier, kMaxNameBytes)).Bind(4, core::VerdictName(v.verdict));
   st->Bind(5, Truncated(v.reason, kMaxReasonBytes)).Bind(6, facts);

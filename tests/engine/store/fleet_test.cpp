@@ -180,7 +180,8 @@ TEST_P(Fleet, EveryCommandWorksOnTheStore) {
 TEST_P(Fleet, TheConfigurationNamesTheStore) {
   const std::string config = dir_.File("config.toml");
   const bool server = GetParam() == testing::Backend::kPostgres;
-  std::ofstream(config) << "[store]\n" << (server ? "url" : "path") << " = \"" << target() << "\"\n";
+  std::ofstream(config) << "[store]\n"
+                        << (server ? "url" : "path") << " = \"" << target() << "\"\n";
   auto r = Triage({"analyze", "--config", config, Log(5)});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto h = Triage({"history", "--config", config, "--json"});
@@ -232,8 +233,8 @@ TEST(FleetBinary, DoesNotNeedLibpqToStart) {
 
 TEST(FleetBinary, AServerThatIsNotThereIsAClearErrorWithoutThePassword) {
   testing::TempDir dir;
-  auto r = testing::Run({TRIAGE_BINARY, "history", "--db",
-                         "postgresql://triage:s3cret@/none?host=" + dir.path()});
+  auto r = testing::Run(
+      {TRIAGE_BINARY, "history", "--db", "postgresql://triage:s3cret@/none?host=" + dir.path()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("cannot connect"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("s3cret"), std::string::npos) << r.err;

@@ -164,14 +164,14 @@ TEST(Hardening, Item5_ACraftedLogCannotMakeTheStoreOutgrowIt) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string db = dir.File("t.db");
   ASSERT_EQ(testing::QueryInt(db, "SELECT count(*) FROM incidents"), 60);
-  const uint64_t db_bytes = fs::file_size(db) + (fs::exists(db + "-wal") ? fs::file_size(db + "-wal") : 0);
+  const uint64_t db_bytes =
+      fs::file_size(db) + (fs::exists(db + "-wal") ? fs::file_size(db + "-wal") : 0);
   std::cout << "crafted logs " << log_bytes << " bytes -> database " << db_bytes << " bytes\n";
   EXPECT_LT(db_bytes * 2, log_bytes);
   EXPECT_LE(testing::QueryInt(db, "SELECT max(length(CAST(title AS BLOB))) FROM incidents"), 512);
   EXPECT_LE(testing::QueryInt(db, "SELECT max(length(CAST(fingerprint AS BLOB))) FROM incidents"),
             512);
-  EXPECT_LE(testing::QueryInt(db, "SELECT max(length(CAST(excerpt AS BLOB))) FROM evidence"),
-            4096);
+  EXPECT_LE(testing::QueryInt(db, "SELECT max(length(CAST(excerpt AS BLOB))) FROM evidence"), 4096);
   EXPECT_EQ(testing::QueryInt(db, "SELECT count(*) FROM incidents WHERE title LIKE '%…'"), 60);
   EXPECT_EQ(testing::QueryInt(db, "SELECT count(DISTINCT fingerprint) FROM incidents"), 60)
       << "cut fingerprints stay distinct";
@@ -184,7 +184,8 @@ TEST(Hardening, Item5_EvidenceBeyondTheBoundsIsLeftOutVisibly) {
   auto inc = ToolkitTooOld("s", "120", "a.log", 1, std::nullopt);
   inc.causes[0].title = std::string(100000, 'T');
   inc.causes[0].evidence.clear();
-  for (int i = 0; i < 1000; ++i) inc.causes[0].evidence.push_back({"a.log", uint64_t(i + 1), "line"});
+  for (int i = 0; i < 1000; ++i)
+    inc.causes[0].evidence.push_back({"a.log", uint64_t(i + 1), "line"});
   std::vector<core::Incident> batch{inc};
   ASSERT_TRUE(store.Record(batch).ok());
   auto got = store.GetIncident(*batch[0].id);

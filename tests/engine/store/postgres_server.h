@@ -96,10 +96,10 @@ class PostgresServer {
       why_ = "initdb failed (see " + dir_ + "/server.log)";
       return;
     }
-    pid_ = Spawn({bin_ + "/postgres", "-D", data, "-k", dir_, "-c", "listen_addresses=",
-                  "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "max_connections=60",
-                  "-c", "shared_buffers=16MB"},
-                 true);
+    pid_ = Spawn(
+        {bin_ + "/postgres", "-D", data, "-k", dir_, "-c", "listen_addresses=", "-c", "fsync=off",
+         "-c", "synchronous_commit=off", "-c", "max_connections=60", "-c", "shared_buffers=16MB"},
+        true);
     if (pid_ <= 0) {
       why_ = "cannot start postgres";
       return;
@@ -195,8 +195,8 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
 }  // namespace triage::store::testing
 
 // Runs the TEST_Ps of `suite` (a BackendTest) against SQLite and PostgreSQL.
-#define TRIAGE_ON_EACH_BACKEND(suite)                                                    \
-  INSTANTIATE_TEST_SUITE_P(Backends, suite,                                              \
-                           ::testing::Values(::triage::store::testing::Backend::kSqlite, \
+#define TRIAGE_ON_EACH_BACKEND(suite)                                                       \
+  INSTANTIATE_TEST_SUITE_P(Backends, suite,                                                 \
+                           ::testing::Values(::triage::store::testing::Backend::kSqlite,    \
                                              ::triage::store::testing::Backend::kPostgres), \
                            ::triage::store::testing::BackendName)

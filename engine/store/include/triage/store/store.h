@@ -15,8 +15,9 @@
 //     Export (JSON lines), verifications, source checkpoints, the daemon's heartbeat.
 //
 // Ownership and threads
-//   A Store owns one connection (SQLite or PostgreSQL). It is movable, not copyable, and not thread-safe: use
-//   one Store per thread (several Stores, in one process or many, may share a file).
+//   A Store owns one connection (SQLite or PostgreSQL). It is movable, not copyable, and not
+//   thread-safe: use one Store per thread (several Stores, in one process or many, may share a
+//   file).
 //
 // Errors
 //   Every call returns a Status or a Result: Busy when another process held the database longer
@@ -138,7 +139,7 @@ struct Stats {
   int64_t incidents = 0;
   int64_t occurrences = 0;
   int64_t open = 0;  // open or reopened
-  int64_t hosts = 0;  // distinct hosts incidents occurred on
+  int64_t hosts = 0;                 // distinct hosts incidents occurred on
   std::vector<StatsRow> by_cause;    // root causes (an incident counts under each of its causes)
   std::vector<StatsRow> by_service;
   std::vector<StatsRow> by_day;      // the day an occurrence was seen
