@@ -62,6 +62,7 @@ struct Settings {
   bool trust_log_paths = false;
   std::optional<std::string> db;
   std::optional<std::string> service;
+  std::optional<std::string> host;  // --host: where the lines name none
   std::optional<std::string> config_path;
   double quiet_gap_seconds = 300;
   // --since/--until, normalized (store::ParseSince).
@@ -131,6 +132,7 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
   }
   core::AnalyzerOptions opts;
   if (s.service) opts.service = *s.service;
+  if (s.host) opts.host = *s.host;
   opts.quiet_gap_seconds = s.quiet_gap_seconds;
   core::Analyzer analyzer(rules, opts);
   const std::string name = (*src)->name();
@@ -252,6 +254,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     Part& part = out[k];
     core::AnalyzerOptions opts;
     if (s.service) opts.service = *s.service;
+    if (s.host) opts.host = *s.host;
     opts.quiet_gap_seconds = s.quiet_gap_seconds;
     core::Analyzer analyzer(rules, opts);
     ingest::IngestOptions io;
@@ -354,7 +357,8 @@ Status StoreAndVerify(std::vector<core::Incident>& incidents, const Settings& se
 
   const std::string path = core::ResolveDbPath(settings.db, config);
   auto db = store::Store::Open(path);
-  if (!db.ok()) return db.status().Annotate(path);
+  // A server's URL may hold a password: it is named as the store names itself.
+  if (!db.ok()) return store::IsServerUrl(path) ? db.status() : db.status().Annotate(path);
   constexpr size_t kBatch = 256;
   for (size_t begin = 0; begin < incidents.size(); begin += kBatch) {
     const size_t end = std::min(incidents.size(), begin + kBatch);
@@ -362,7 +366,7 @@ Status StoreAndVerify(std::vector<core::Incident>& incidents, const Settings& se
                                       std::make_move_iterator(incidents.begin() + end));
     auto recorded = db->Record(batch);
     std::move(batch.begin(), batch.end(), incidents.begin() + begin);
-    if (!recorded.ok()) return recorded.status().Annotate(path);
+    if (!recorded.ok()) return recorded.status().Annotate(db->path());
   }
   return Status::Ok();
 }
@@ -432,6 +436,7 @@ int AnalyzeLive(const std::vector<std::string>& inputs, const std::shared_ptr<co
   };
   core::AnalyzerOptions opts;
   if (s.service) opts.service = *s.service;
+  if (s.host) opts.host = *s.host;
   opts.quiet_gap_seconds = s.quiet_gap_seconds;
   LiveSettings live;
   live.since = s.since;
@@ -476,6 +481,8 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       .Flag("exit-code", "exit 1 when an incident was found")
       .Option("threads", "N", "inputs analysed at once (default: the number of cores)", 'j')
       .Option("service", "NAME", "the service name (default: from the file name; stdin: 'stdin')")
+      .Option("host", "NAME",
+              "the host the logs are from, where their lines name none (default: this machine)")
       .Option("rules", "DIR", "also load the rule files of DIR (repeatable; later ones override)")
       .Option("config", "FILE", "read this configuration file instead of the default places")
       .Flag("trust-log-paths",
@@ -497,6 +504,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   s.trust_log_paths = args.Has("trust-log-paths");
   s.db = args.Get("db");
   s.service = args.Get("service");
+  s.host = args.Get("host");
   s.config_path = args.Get("config");
   for (const char* bound : {"since", "until"}) {
     auto v = args.Get(bound);

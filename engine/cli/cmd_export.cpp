@@ -51,7 +51,7 @@ int RunExport(const std::vector<std::string>& argv) {
     }
     until = *t;
   }
-  auto store = OpenDatabase("export", args);
+  auto store = OpenDatabase("export", args, /*read_only=*/true);
   if (!store) return kExitUsage;
   Status s = store->Export(since, until, [](std::string_view line) {
     if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||

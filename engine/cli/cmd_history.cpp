@@ -9,8 +9,8 @@ namespace triage::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: triage history [--since WHEN] [--until WHEN] [--service S] [--cause ID] [--limit N]\n"
-    "                      [--json] [--db PATH] [--config FILE]\n\n"
+    "Usage: triage history [--since WHEN] [--until WHEN] [--service S] [--cause ID]\n"
+    "                      [--status STATUS] [--limit N] [--json] [--db PATH] [--config FILE]\n\n"
     "Lists the stored incidents, the most recently seen first: each is one failure however\n"
     "often it recurred (same root causes and defining captures on the same service).\n"
     "Times are the log's own when it had them (in UTC, their zone applied), else when it was read.\n"
@@ -23,6 +23,7 @@ int RunHistory(const std::vector<std::string>& argv) {
       .Option("until", "WHEN", "only incidents first seen up to then (the forms of --since)")
       .Option("service", "S", "only this service")
       .Option("cause", "ID", "only incidents with this root cause (or a prefix: 'cuda')")
+      .Option("status", "STATUS", "only incidents open, resolved or reopened")
       .Option("limit", "N", "at most N incidents (default 50; 0: all)", 'n')
       .Flag("json", "print {\"incidents\": [...]} instead of a table");
   AddDatabaseOptions(args);
@@ -57,6 +58,13 @@ int RunHistory(const std::vector<std::string>& argv) {
   }
   filter.service = args.Get("service");
   filter.cause = args.Get("cause");
+  if (auto status = args.Get("status")) {
+    if (*status != "open" && *status != "resolved" && *status != "reopened") {
+      PrintError("history", "--status is open, resolved or reopened, not '" + *status + "'");
+      return kExitUsage;
+    }
+    filter.status = *status;
+  }
   if (auto limit = args.Get("limit")) {
     auto n = ParseCount(*limit);
     if (!n) {
@@ -65,7 +73,7 @@ int RunHistory(const std::vector<std::string>& argv) {
     }
     filter.limit = *n;
   }
-  auto store = OpenDatabase("history", args);
+  auto store = OpenDatabase("history", args, /*read_only=*/true);
   if (!store) return kExitUsage;
   auto rows = store->History(filter);
   if (!rows.ok()) {
@@ -87,6 +95,8 @@ int RunHistory(const std::vector<std::string>& argv) {
       w.Key("first_seen").String(r.first_seen);
       w.Key("last_seen").String(r.last_seen);
       w.Key("status").String(r.status);
+      w.Key("note").String(r.note);
+      w.Key("hosts").Int(r.hosts);
       w.EndObject();
     }
     w.EndArray().EndObject();
@@ -94,16 +104,20 @@ int RunHistory(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   if (rows->empty()) {
-    std::cout << "No incidents stored" << (filter.since || filter.until || filter.service || filter.cause
-                                               ? " that match."
-                                               : " yet (in " + store->path() + ").")
+    std::cout << "No incidents stored"
+              << (filter.since || filter.until || filter.service || filter.cause || filter.status
+                      ? " that match."
+                      : " yet (in " + store->path() + ").")
               << "\n";
     return kExitOk;
   }
   Table table({"ID", "LAST SEEN", "COUNT", "STATUS", "SERVICE", "HOST", "CAUSE", "TITLE"});
   for (const auto& r : *rows) {
+    // An incident on several hosts: its latest host and how many more ("gpu-a +3").
+    std::string host = Clip(r.host, r.hosts > 1 ? 12 : 16);
+    if (r.hosts > 1) host += " +" + std::to_string(r.hosts - 1);
     table.Add({std::to_string(r.id), r.last_seen, std::to_string(r.occurrences), r.status,
-               Clip(r.service, 24), Clip(r.host, 16), Clip(r.top_cause, 40), Clip(r.title, 60)});
+               Clip(r.service, 24), host, Clip(r.top_cause, 40), Clip(r.title, 60)});
   }
   std::cout << table.Render();
   return kExitOk;

@@ -32,7 +32,7 @@ int RunResolve(const std::vector<std::string>& argv) {
     PrintError("resolve", "'" + args.Positionals()[0] + "' is not an incident ID");
     return kExitUsage;
   }
-  auto store = OpenDatabase("resolve", args);
+  auto store = OpenDatabase("resolve", args, /*read_only=*/false);
   if (!store) return kExitUsage;
   Status s = store->Resolve(*id, args.Get("note").value_or(""));
   if (!s.ok()) {

@@ -43,7 +43,7 @@ int RunSearch(const std::vector<std::string>& argv) {
     }
     limit = *n;
   }
-  auto store = OpenDatabase("search", args);
+  auto store = OpenDatabase("search", args, /*read_only=*/true);
   if (!store) return kExitUsage;
   auto hits = store->Search(text, limit);
   if (!hits.ok()) {

@@ -11,8 +11,8 @@ constexpr const char* kUsage =
     "Usage: triage show ID [--json] [--db PATH] [--config FILE]\n\n"
     "Shows one stored incident: its root causes in rank order, the evidence of its first and\n"
     "latest occurrences, symptoms, verifications, and its history. --json prints the incident\n"
-    "object of `analyze --json` with fingerprint, occurrences, first_seen, last_seen, status\n"
-    "and note added.\n\n";
+    "object of `analyze --json` with fingerprint, occurrences, first_seen, last_seen, status,\n"
+    "note, hosts, per_host and activity added.\n\n";
 
 int RunShow(const std::vector<std::string>& argv) {
   Args args;
@@ -35,7 +35,7 @@ int RunShow(const std::vector<std::string>& argv) {
     PrintError("show", "'" + args.Positionals()[0] + "' is not an incident ID");
     return kExitUsage;
   }
-  auto store = OpenDatabase("show", args);
+  auto store = OpenDatabase("show", args, /*read_only=*/true);
   if (!store) return kExitUsage;
   auto stored = store->GetIncident(*id);
   if (!stored.ok()) {
@@ -51,7 +51,18 @@ int RunShow(const std::vector<std::string>& argv) {
   if (!s.note.empty()) std::cout << ", note: " << s.note;
   std::cout << "\n  seen " << s.occurrences << (s.occurrences == 1 ? " time" : " times")
             << ", first " << s.first_seen << ", last " << s.last_seen << "\n"
-            << "  fingerprint " << s.fingerprint << "\n\n";
+            << "  fingerprint " << s.fingerprint << "\n";
+  if (!stored->hosts.empty()) {
+    std::cout << "  on " << s.hosts << (s.hosts == 1 ? " host:" : " hosts:");
+    for (const auto& h : stored->hosts) std::cout << " " << h.host << " (" << h.occurrences << ")";
+    std::cout << "\n";
+  }
+  for (const auto& a : stored->activity) {
+    std::cout << "  " << a.time << " " << a.action;
+    if (!a.note.empty()) std::cout << ": " << a.note;
+    std::cout << "\n";
+  }
+  std::cout << "\n";
   std::cout << core::ReportText({stored->incident}, UseColor());
   return kExitOk;
 }

@@ -64,7 +64,7 @@ int RunStats(const std::vector<std::string>& argv) {
     }
     days = size_t(*n);
   }
-  auto store = OpenDatabase("stats", args);
+  auto store = OpenDatabase("stats", args, /*read_only=*/true);
   if (!store) return kExitUsage;
   auto stats = store->GetStats();
   if (!stats.ok()) {
@@ -80,15 +80,19 @@ int RunStats(const std::vector<std::string>& argv) {
     WriteRows(w, "by_cause", "cause", stats->by_cause);
     WriteRows(w, "by_service", "service", stats->by_service);
     WriteRows(w, "by_day", "day", stats->by_day);
+    w.Key("hosts").Int(stats->hosts);
+    WriteRows(w, "by_host", "host", stats->by_host);
     w.EndObject();
     std::cout << w.str() << "\n";
     return kExitOk;
   }
   std::cout << stats->incidents << " incidents (" << stats->open << " open), "
-            << stats->occurrences << " occurrences\n";
+            << stats->occurrences << " occurrences on " << stats->hosts
+            << (stats->hosts == 1 ? " host\n" : " hosts\n");
   if (stats->incidents == 0) return kExitOk;
   std::cout << "\n" << RenderRows("CAUSE", stats->by_cause, 30) << "\n"
             << RenderRows("SERVICE", stats->by_service, 30) << "\n"
+            << RenderRows("HOST", stats->by_host, 30) << "\n"
             << RenderRows("DAY", stats->by_day, days);
   return kExitOk;
 }

@@ -69,14 +69,15 @@ int RunStatus(const std::vector<std::string>& argv) {
   std::string path = core::ResolveDbPath(args.Get("db"), *cfg);
   store::StoreOptions so;
   so.create = false;
+  so.read_only = true;
   auto db = store::Store::Open(path, so);
   if (!db.ok()) {
-    PrintError(path, db.status().message());
+    PrintError(store::IsServerUrl(path) ? "status" : path, db.status().message());
     return kExitUsage;
   }
   auto hb_r = db->GetHeartbeat();
   if (!hb_r.ok()) {
-    PrintError(path, hb_r.status().message());
+    PrintError(db->path(), hb_r.status().message());
     return kExitUsage;
   }
   const bool json = args.Has("json");

@@ -86,7 +86,7 @@ int WatchStdin(const daemon::WatchOptions& o) {
   const std::string db_path = o.db_path.empty() ? core::ResolveDbPath(std::nullopt, *config) : o.db_path;
   auto db = store::Store::Open(db_path);
   if (!db.ok()) {
-    PrintError(db_path, db.status().message());
+    PrintError(store::IsServerUrl(db_path) ? "watch" : db_path, db.status().message());
     return kExitUsage;
   }
   std::unique_ptr<core::VerificationRunner> runner;
@@ -123,6 +123,7 @@ int WatchStdin(const daemon::WatchOptions& o) {
   };
   core::AnalyzerOptions opts;
   opts.quiet_gap_seconds = o.quiet_gap_seconds ? *o.quiet_gap_seconds : config->quiet_gap_seconds;
+  opts.host = o.host;
   LiveSettings live;
   live.fatal_settle_seconds = o.settle_seconds;
   live.traceback_settle_seconds = std::max(o.settle_seconds, o.traceback_settle_seconds);
@@ -139,6 +140,7 @@ int WatchStdin(const daemon::WatchOptions& o) {
 int RunWatch(const std::vector<std::string>& argv) {
   Args args;
   args.Option("db", "PATH", "the database (default: TRIAGE_DB, [store] path, ~/.local/state/triage/triage.db)")
+      .Option("host", "NAME", "the host of incidents whose lines name none (default: this machine)")
       .Option("include", "GLOB", "select files whose name matches (repeatable; replaces the defaults)")
       .Option("exclude", "GLOB", "skip files whose name matches (repeatable)")
       .Flag("recursive", "watch subfolders too", 'r')
@@ -169,6 +171,7 @@ int RunWatch(const std::vector<std::string>& argv) {
   else if (const char* env = std::getenv("TRIAGE_DB"); env && *env) o.db_path = env;
   o.config_path = args.Get("config");
   o.rule_folders = args.GetAll("rules");
+  if (auto h = args.Get("host")) o.host = *h;
   bool ok = true;
   if (auto q = args.Get("quiet-gap")) {
     o.quiet_gap_seconds = ParseSeconds(*q, ok);

@@ -23,16 +23,20 @@ inline void AddDatabaseOptions(Args& args) {
 }
 
 // The database of --db, TRIAGE_DB, the configuration's [store] path or the XDG default,
-// opened (created on first use). On failure prints "triage: <command>: <why>" and returns
-// nullopt.
-inline std::optional<store::Store> OpenDatabase(const char* command, const Args& args) {
+// opened (created on first use). A command that only reads opens it `read_only`, so a store it
+// may not write (file mode, a read-only mount) can still be read. On failure prints
+// "triage: <command>: <why>" and returns nullopt.
+inline std::optional<store::Store> OpenDatabase(const char* command, const Args& args,
+                                                bool read_only) {
   auto config = core::LoadConfig(args.Get("config"));
   if (!config.ok()) {
     PrintError(command, config.status().message());
     return std::nullopt;
   }
   const std::string path = core::ResolveDbPath(args.Get("db"), *config);
-  auto store = store::Store::Open(path);
+  store::StoreOptions options;
+  options.read_only = read_only;
+  auto store = store::Store::Open(path, options);
   if (!store.ok()) {
     PrintError(command, store.status().message());
     return std::nullopt;

@@ -102,6 +102,15 @@ Status Parse(const std::string& file, Config& cfg) {
     cfg.store_path = *v;
     cfg.origin["store.path"] = file;
   }
+  if (const toml::node* n = t["store"]["url"].node()) {
+    auto v = n->value<std::string>();
+    if (!v || (v->rfind("postgresql://", 0) != 0 && v->rfind("postgres://", 0) != 0)) {
+      return Status::InvalidInput(file + ":" + std::to_string(n->source().begin.line) +
+                                  ": store.url: expected a postgresql:// URL");
+    }
+    cfg.store_url = *v;
+    cfg.origin["store.path"] = file;
+  }
   if (!(s = ReadStrings(t, "watch", "folders", cfg.watch_folders, cfg, file)).ok()) return s;
   if (!(s = ReadStrings(t, "watch", "include", cfg.watch_include, cfg, file)).ok()) return s;
   if (!(s = ReadStrings(t, "watch", "exclude", cfg.watch_exclude, cfg, file)).ok()) return s;
@@ -168,6 +177,7 @@ Result<Config> LoadConfig(const std::optional<std::string>& explicit_path) {
 std::string ResolveDbPath(const std::optional<std::string>& flag, const Config& config) {
   if (flag && !flag->empty()) return *flag;
   if (const char* env = std::getenv("TRIAGE_DB"); env && *env) return env;
+  if (config.store_url && !config.store_url->empty()) return *config.store_url;
   if (config.store_path && !config.store_path->empty()) return *config.store_path;
   return EnvOr("XDG_STATE_HOME", Home() + "/.local/state") + "/triage/triage.db";
 }
@@ -184,9 +194,17 @@ std::string DescribeConfig(const Config& c) {
   out << "# configuration file: " << (c.file.empty() ? "none (defaults)" : c.file) << "\n";
   line("rules.folders", List(c.rule_folders));
   std::string db = ResolveDbPath(std::nullopt, c);
+  // A PostgreSQL URL's password is not shown: scheme://user:***@host/...
+  if (size_t scheme = db.find("://"), at = db.find('@'); scheme != std::string::npos &&
+                                                           at != std::string::npos) {
+    size_t colon = db.find(':', scheme + 3);
+    if (colon < at) db.replace(colon + 1, at - colon - 1, "***");
+  }
   const char* env = std::getenv("TRIAGE_DB");
   out << "store.path = " << Quote(db) << "  # "
-      << (env && *env ? "TRIAGE_DB" : (c.store_path ? origin("store.path") : "default")) << "\n";
+      << (env && *env ? "TRIAGE_DB"
+                      : (c.store_path || c.store_url ? origin("store.path") : "default"))
+      << "\n";
   line("watch.folders", List(c.watch_folders));
   line("watch.include", List(c.watch_include));
   line("watch.exclude", List(c.watch_exclude));

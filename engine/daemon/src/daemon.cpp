@@ -23,6 +23,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -500,6 +502,7 @@ Status Daemon::LoadSettings(bool initial) {
 core::AnalyzerOptions Daemon::AnalyzerOpts() const {
   core::AnalyzerOptions o;
   o.quiet_gap_seconds = config_.quiet_gap_seconds;
+  o.host = opts_.host;
   return o;
 }
 
@@ -521,12 +524,16 @@ Status Daemon::Start() {
   if (Status st = LoadSettings(/*initial=*/true); !st.ok()) return st;
 
   if (Status st = LockDatabase(); !st.ok()) return st;
+  // A server's URL may hold a password: messages name the store as it names itself.
+  const bool server = store::IsServerUrl(db_path_);
   auto db = store::Store::Open(db_path_);
-  if (!db.ok()) return db.status().Annotate(db_path_);
+  if (!db.ok()) return server ? db.status() : db.status().Annotate(db_path_);
   store_.emplace(std::move(db).value());
-  if (stat(db_path_.c_str(), &db_stat_) != 0) return Status::Io(db_path_ + ": " + Errno(errno));
+  if (!server && stat(db_path_.c_str(), &db_stat_) != 0) {
+    return Status::Io(db_path_ + ": " + Errno(errno));
+  }
   auto saved = store_->ListCheckpoints();
-  if (!saved.ok()) return saved.status().Annotate(db_path_);
+  if (!saved.ok()) return saved.status().Annotate(store_->path());
   saved_ = std::move(saved).value();
 
   roots_ = opts_.folders.empty() ? config_.watch_folders : opts_.folders;
@@ -565,7 +572,7 @@ Status Daemon::Start() {
   Info("watch.start",
        {{"folders", std::to_string(roots_.size())},
         {"files", std::to_string(tails_.size())},
-        {"db", db_path_},
+        {"db", store_->path()},
         {"quiet_gap", std::to_string(quiet_gap_)},
         {"verify", verify_ ? "on" : "off"},
         {"once", opts_.once ? "yes" : "no"}});
@@ -1291,8 +1298,23 @@ void Daemon::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
 // dropped when any descriptor of it is closed), held for the process's life and released by
 // the kernel however it ends. --once takes it too: it reads the same files from the same
 // checkpoints.
+// A shared server is locked per host, in the user's state folder
+// ($XDG_STATE_HOME/triage/watch-<hash of the URL>.lock).
 Status Daemon::LockDatabase() {
   std::string lock_path = db_path_ + ".watch-lock";
+  if (store::IsServerUrl(db_path_)) {
+    const char* state = std::getenv("XDG_STATE_HOME");
+    const char* home = std::getenv("HOME");
+    const fs::path base = state && *state
+                              ? fs::path(state)
+                              : fs::path(home && *home ? home : "/tmp") / ".local/state";
+    const fs::path dir = base / "triage";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(HeadHash(db_path_)));
+    lock_path = (dir / ("watch-" + std::string(hex) + ".lock")).string();
+  }
   lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) return Status::Io(lock_path + ": " + Errno(errno));
   if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -1304,7 +1326,9 @@ Status Daemon::LockDatabase() {
     if (err == EWOULDBLOCK)
       return Status::Busy("another `triage watch`" +
                           (holder.empty() ? std::string() : " (pid " + holder + ")") +
-                          " is already using " + db_path_ + "; stop it first");
+                          " is already using " +
+                          (store::IsServerUrl(db_path_) ? std::string("this database") : db_path_) +
+                          "; stop it first");
     return Status::Io(lock_path + ": " + Errno(err));
   }
   std::string pid = std::to_string(getpid()) + "\n";
@@ -1317,6 +1341,7 @@ Status Daemon::LockDatabase() {
 // The database file was deleted or replaced while the daemon ran: what it writes would go to
 // an unlinked file that nobody reads (`status` would say "never ran").
 bool Daemon::DatabaseReplaced() {
+  if (store::IsServerUrl(db_path_)) return false;  // a server's database is not a file here
   struct stat st {};
   if (stat(db_path_.c_str(), &st) != 0) return true;
   return st.st_dev != db_stat_.st_dev || st.st_ino != db_stat_.st_ino;

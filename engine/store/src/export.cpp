@@ -1,5 +1,5 @@
 // Stored incidents as JSON: the `analyze --json` incident object, then the store's history of it.
-#include "sqlite.h"
+#include "sql.h"
 #include "store_impl.h"
 #include "triage/core/report.h"
 #include "triage/json.h"
@@ -28,6 +28,19 @@ std::string StoredIncidentJson(const StoredIncident& stored) {
   extra.Key("last_seen").String(stored.summary.last_seen);
   extra.Key("status").String(stored.summary.status);
   extra.Key("note").String(stored.summary.note);
+  extra.Key("hosts").Int(stored.summary.hosts);
+  extra.Key("per_host").BeginArray();
+  for (const auto& h : stored.hosts) {
+    extra.BeginObject().Key("host").String(h.host).Key("occurrences").Int(h.occurrences);
+    extra.Key("first_seen").String(h.first_seen).Key("last_seen").String(h.last_seen).EndObject();
+  }
+  extra.EndArray();
+  extra.Key("activity").BeginArray();
+  for (const auto& a : stored.activity) {
+    extra.BeginObject().Key("time").String(a.time).Key("action").String(a.action);
+    extra.Key("note").String(a.note).EndObject();
+  }
+  extra.EndArray();
   extra.EndObject();
   const std::string& tail = extra.str();  // {"fingerprint":...}
   if (json.size() > 1) json.push_back(',');
@@ -42,7 +55,7 @@ Status Store::Export(const std::optional<std::string>& since,
 
 Status Store::Export(const std::optional<std::string>& since, const std::optional<std::string>& until,
                      const std::function<Status(std::string_view line)>& line) {
-  detail::Db& db = impl_->db;
+  detail::Db& db = *impl_->db;
   auto txn = detail::Transaction::Begin(db, detail::Transaction::Mode::kRead);
   if (!txn.ok()) return txn.status().Annotate("export");
   std::optional<std::string> from, to;
@@ -52,7 +65,7 @@ Status Store::Export(const std::optional<std::string>& since, const std::optiona
   }
   if (until) to = NormalizeTime(*until).value_or(*until);
   // Built from constant fragments; every value is bound.
-  std::string sql = "SELECT id FROM incidents WHERE 1";
+  std::string sql = "SELECT id FROM incidents WHERE 1 = 1";
   if (from) sql += " AND last_seen >= ?1";
   if (to) sql += " AND first_seen <= ?2";
   sql += " ORDER BY last_seen, id";

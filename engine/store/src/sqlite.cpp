@@ -71,9 +71,13 @@ Status SqliteStatus(sqlite3* db, int rc, std::string_view what) {
       return Status::Corrupt(prefix + ": the database is damaged: " + why);
     case SQLITE_NOTADB:
       return Status::Corrupt(prefix + ": not a triage database: " + why);
+    case SQLITE_READONLY:
+      if (sys_errno != 0) {
+        return Status::Io(prefix + ": the database is read-only: " + std::strerror(sys_errno));
+      }
+      return Status::Io(prefix + ": the database is read-only (" + why + ")");
     case SQLITE_CANTOPEN:
     case SQLITE_PERM:
-    case SQLITE_READONLY:
     case SQLITE_AUTH:
       if (sys_errno != 0) return Status::Io(prefix + ": " + why + ": " + std::strerror(sys_errno));
       return Status::Io(prefix + ": " + why);
@@ -87,7 +91,7 @@ Status SqliteStatus(sqlite3* db, int rc, std::string_view what) {
   }
 }
 
-Result<bool> Stmt::Step() {
+Result<bool> SqliteStmt::Step() {
   int rc = sqlite3_step(stmt_.get());
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -96,38 +100,30 @@ Result<bool> Stmt::Step() {
   return s;
 }
 
-Status Stmt::Run() {
-  for (;;) {
-    auto r = Step();
-    if (!r.ok()) return r.status();
-    if (!*r) return Status::Ok();
-  }
-}
-
-std::string Stmt::Text(int col) const {
+std::string SqliteStmt::Text(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_.get(), col);
   int n = sqlite3_column_bytes(stmt_.get(), col);
   if (!p) return {};
   return std::string(reinterpret_cast<const char*>(p), size_t(n));
 }
 
-Result<Db> Db::Open(const std::string& path, int flags) {
+Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, int flags) {
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
-  Db db;
-  db.db_.reset(raw);  // closed on every path, including a failed open
+  auto db = std::make_unique<SqliteDb>();
+  db->db_.reset(raw);  // closed on every path, including a failed open
   if (rc != SQLITE_OK) return SqliteStatus(raw, rc, path);
   sqlite3_extended_result_codes(raw, 1);
   return db;
 }
 
-Status Db::Exec(const char* sql, std::string_view what) {
+Status SqliteDb::Exec(const char* sql, std::string_view what) {
   int rc = sqlite3_exec(db_.get(), sql, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return SqliteStatus(db_.get(), rc, what);
   return Status::Ok();
 }
 
-Result<Stmt*> Db::Prepare(const std::string& sql) {
+Result<Stmt*> SqliteDb::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) return it->second.get();
   sqlite3_stmt* raw = nullptr;
@@ -137,38 +133,20 @@ Result<Stmt*> Db::Prepare(const std::string& sql) {
     sqlite3_finalize(raw);
     return SqliteStatus(db_.get(), rc, "database");
   }
-  auto stmt = std::make_unique<Stmt>(db_.get(), raw);
+  auto stmt = std::make_unique<SqliteStmt>(db_.get(), raw);
   Stmt* p = stmt.get();
   cache_.emplace(sql, std::move(stmt));
   return p;
 }
 
-Result<int64_t> Db::QueryInt(const std::string& sql) {
-  auto st = Prepare(sql);
-  if (!st.ok()) return st.status();
-  StmtUse use(**st);
-  auto row = use->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return int64_t{0};
-  return use->Int(0);
+Status SqliteDb::Begin(Mode mode) {
+  return Exec(mode == Mode::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "database");
 }
 
-Result<std::unique_ptr<Transaction>> Transaction::Begin(Db& db, Mode mode) {
-  Status s = db.Exec(mode == Mode::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "database");
-  if (!s.ok()) return s;
-  return std::unique_ptr<Transaction>(new Transaction(db));
-}
+// A failed COMMIT (SQLITE_BUSY aside, which cannot happen under BEGIN IMMEDIATE) has already
+// rolled back or leaves the transaction open; the Transaction's ROLLBACK covers both.
+Status SqliteDb::Commit() { return Exec("COMMIT", "database"); }
 
-Transaction::~Transaction() {
-  if (open_) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-}
-
-Status Transaction::Commit() {
-  Status s = db_.Exec("COMMIT", "database");
-  // A failed COMMIT (SQLITE_BUSY aside, which cannot happen under BEGIN IMMEDIATE) has already
-  // rolled back or leaves the transaction open; the destructor's ROLLBACK covers both.
-  if (s.ok()) open_ = false;
-  return s;
-}
+void SqliteDb::Rollback() { sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr); }
 
 }  // namespace triage::store::detail

@@ -2,14 +2,17 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <set>
 #include <tuple>
 
+#include "postgres.h"
 #include "schema.h"
 #include "sqlite.h"
 #include "store_impl.h"
@@ -18,16 +21,34 @@
 namespace triage::store {
 
 using detail::Db;
+using detail::Dialect;
 using detail::Stmt;
 using detail::StmtUse;
 using detail::Transaction;
 
 namespace {
 
-// Bounds on what one occurrence may add, so one pathological incident cannot fill the disk
-// (documented in docs/schema.md).
-constexpr size_t kMaxEvidencePerCause = 200;
-constexpr size_t kMaxExcerptBytes = 4096;
+// Bounds on what one occurrence may add, so that no log, however crafted, makes the database
+// grow faster than a small multiple of what it stores (docs/schema.md, "Bounds"). Text cut is
+// marked with "…"; lines and causes left out are said in a line of their own.
+constexpr size_t kMaxNameBytes = 256;             // service, host, cause ids, capture keys, pod
+constexpr size_t kMaxPathBytes = 4096;            // source paths
+constexpr size_t kMaxTitleBytes = 512;            // titles
+constexpr size_t kMaxRemedyBytes = 4096;          // remedies
+constexpr size_t kMaxCaptureBytes = 512;          // one capture's value, one verify argument
+constexpr size_t kMaxCaptures = 32;               // captures (and verify arguments) per cause
+constexpr size_t kMaxFingerprintBytes = 512;      // longer ones keep a hash of the whole
+constexpr size_t kMaxTimeBytes = 64;              // started, ended as the log wrote them
+constexpr size_t kMaxCauses = 16;                 // root causes per incident
+constexpr size_t kMaxSymptoms = 16;               // symptoms per root cause
+constexpr size_t kMaxEvidencePerCause = 200;      // lines per cause or symptom
+constexpr size_t kMaxExcerptBytes = 4096;         // one evidence line
+constexpr size_t kMaxWordBytes = 256;             // one word (a run without spaces) of a line
+constexpr size_t kMaxEvidenceBytes = 256 * 1024;  // all evidence lines of one occurrence
+constexpr size_t kMaxReasonBytes = 1024;          // a verification's reason
+constexpr size_t kMaxFactsBytes = 16 * 1024;      // a verification's facts (JSON)
+constexpr size_t kMaxNoteBytes = 4096;            // a resolve note
+constexpr size_t kMaxVerifications = 32;          // verdicts per cause and occurrence
 
 #define TRIAGE_TRY(expr)              \
   do {                                \
@@ -70,12 +91,145 @@ Status CreateFile(const std::string& path) {
   return Status::Ok();
 }
 
+// FNV-1a 64 over a sequence of parts, each followed by its length (so that ("ab", "c") and
+// ("a", "bc") differ).
+class Fnv64 {
+ public:
+  Fnv64& Add(std::string_view part) {
+    for (unsigned char c : part) Mix(c);
+    const uint64_t n = part.size();
+    for (int i = 0; i < 8; ++i) Mix(static_cast<unsigned char>(n >> (8 * i)));
+    return *this;
+  }
+  Fnv64& Add(uint64_t v) { return Add(std::to_string(v)); }
+  std::string Hex() const {
+    static const char kDigits[] = "0123456789abcdef";
+    std::string out(16, '0');
+    for (int i = 0; i < 16; ++i) out[15 - i] = kDigits[(h_ >> (4 * i)) & 0xF];
+    return out;
+  }
+
+ private:
+  void Mix(unsigned char c) {
+    h_ ^= c;
+    h_ *= 0x100000001b3ULL;
+  }
+  uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+// `s` in at most `max` bytes: when longer, cut and ended with "…" (3 bytes, counted).
 std::string Truncated(const std::string& s, size_t max) {
   if (s.size() <= max) return s;
-  size_t n = max;
+  size_t n = max >= 3 ? max - 3 : 0;
   // Back up to a UTF-8 boundary so the excerpt stays valid text.
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
   return s.substr(0, n) + "…";
+}
+
+// `line` with every word (run of non-space bytes) longer than kMaxWordBytes cut, marked: a
+// line of one endless word says what it is in a few hundred bytes, and the full-text index
+// (which keeps every word whole) stays small.
+std::string CutLongWords(const std::string& line) {
+  std::string out;
+  size_t i = 0;
+  while (i < line.size()) {
+    size_t end = i;
+    while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+    if (end - i > kMaxWordBytes) {
+      out += Truncated(line.substr(i, end - i), kMaxWordBytes);
+    } else {
+      out.append(line, i, end - i);
+    }
+    while (end < line.size() && (line[end] == ' ' || line[end] == '\t')) out += line[end++];
+    i = end;
+  }
+  return out;
+}
+
+void Cut(std::string& s, size_t max) {
+  if (s.size() > max) s = Truncated(s, max);
+}
+
+void Cut(std::optional<std::string>& s, size_t max) {
+  if (s) Cut(*s, max);
+}
+
+// `fp` when short enough; else its start, "…" and a hash of the whole, so that two long
+// fingerprints stay two incidents.
+std::string BoundedFingerprint(const std::string& fp) {
+  if (fp.size() <= kMaxFingerprintBytes) return fp;
+  return Truncated(fp, kMaxFingerprintBytes - 24) + "#" + Fnv64().Add(fp).Hex();
+}
+
+void BoundMap(std::map<std::string, std::string>& m) {
+  std::map<std::string, std::string> out;
+  for (auto& [k, v] : m) {
+    if (out.size() == kMaxCaptures) break;
+    std::string key = k, value = v;
+    Cut(key, kMaxNameBytes);
+    Cut(value, kMaxCaptureBytes);
+    out.emplace(std::move(key), std::move(value));
+  }
+  m = std::move(out);
+}
+
+// Keeps at most kMaxEvidencePerCause lines, each cut to kMaxExcerptBytes, within what is left
+// of the occurrence's `budget`; when lines are left out, the last kept says how many.
+void BoundEvidence(std::vector<core::Evidence>& evidence, size_t& budget) {
+  const size_t total = evidence.size();
+  size_t kept = 0;
+  for (; kept < total && kept < kMaxEvidencePerCause; ++kept) {
+    auto& e = evidence[kept];
+    Cut(e.source, kMaxPathBytes);
+    Cut(e.text, kMaxExcerptBytes);
+    e.text = CutLongWords(e.text);
+    const size_t cost = e.text.size() + e.source.size();
+    if (cost > budget) break;
+    budget -= cost;
+  }
+  if (kept == total) return;
+  const core::Evidence first_left = evidence[kept];
+  evidence.resize(kept);
+  evidence.push_back({first_left.source, first_left.line,
+                      "… " + std::to_string(total - kept) + " more lines not stored"});
+}
+
+// The incident as the store keeps it: every text and list within the bounds above.
+core::Incident Bounded(const core::Incident& in) {
+  core::Incident inc = in;
+  Cut(inc.service, kMaxNameBytes);
+  Cut(inc.host, kMaxNameBytes);
+  Cut(inc.source, kMaxPathBytes);
+  Cut(inc.started, kMaxTimeBytes);
+  Cut(inc.ended, kMaxTimeBytes);
+  Cut(inc.pod.pod_namespace, kMaxNameBytes);
+  Cut(inc.pod.pod, kMaxNameBytes);
+  Cut(inc.pod.container, kMaxNameBytes);
+  if (inc.causes.size() > kMaxCauses) inc.causes.resize(kMaxCauses);
+  size_t budget = kMaxEvidenceBytes;
+  for (auto& c : inc.causes) {
+    Cut(c.cause, kMaxNameBytes);
+    Cut(c.band, kMaxNameBytes);
+    Cut(c.title, kMaxTitleBytes);
+    Cut(c.remedy, kMaxRemedyBytes);
+    BoundMap(c.captures);
+    if (c.fingerprint_keys.size() > kMaxCaptures) c.fingerprint_keys.resize(kMaxCaptures);
+    for (auto& k : c.fingerprint_keys) Cut(k, kMaxNameBytes);
+    if (c.verify.size() > kMaxCaptures) c.verify.resize(kMaxCaptures);
+    for (auto& r : c.verify) {
+      Cut(r.verifier, kMaxNameBytes);
+      BoundMap(r.args);
+    }
+    if (c.verifications.size() > kMaxVerifications) c.verifications.resize(kMaxVerifications);
+    BoundEvidence(c.evidence, budget);
+    if (c.symptoms.size() > kMaxSymptoms) c.symptoms.resize(kMaxSymptoms);
+    for (auto& sy : c.symptoms) {
+      Cut(sy.cause, kMaxNameBytes);
+      Cut(sy.title, kMaxTitleBytes);
+      BoundEvidence(sy.evidence, budget);
+    }
+  }
+  return inc;
 }
 
 std::string CapturesJson(const std::map<std::string, std::string>& captures) {
@@ -106,8 +260,28 @@ std::string VerifyJson(const std::vector<core::VerifyRequest>& requests) {
   return w.Take();
 }
 
+// The statement of `db`'s dialect, where the two differ.
+const char* ForDialect(const Db& db, const char* sqlite, const char* postgres) {
+  return db.dialect() == Dialect::kPostgres ? postgres : sqlite;
+}
+
+// This machine's name: PostgreSQL is shared by many hosts, so each keeps its own checkpoints
+// and heartbeat there.
+const std::string& ThisHost() {
+  static const std::string name = [] {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0 || !*buf) return std::string("localhost");
+    return std::string(buf);
+  }();
+  return name;
+}
+
+// The keys and values of a JSON object of strings (or numbers, read as text).
+constexpr const char* kSqliteObjectRows = "SELECT key, value FROM json_each(?1)";
+constexpr const char* kPostgresObjectRows = "SELECT key, value FROM json_each_text(?1::json)";
+
 Result<std::map<std::string, std::string>> ParseStringMap(Db& db, const std::string& json) {
-  TRIAGE_PREPARE(st, db, "SELECT key, value FROM json_each(?1)");
+  TRIAGE_PREPARE(st, db, ForDialect(db, kSqliteObjectRows, kPostgresObjectRows));
   st->Bind(1, json);
   std::map<std::string, std::string> out;
   for (;;) {
@@ -120,7 +294,9 @@ Result<std::map<std::string, std::string>> ParseStringMap(Db& db, const std::str
 }
 
 Result<std::vector<std::string>> ParseStringList(Db& db, const std::string& json) {
-  TRIAGE_PREPARE(st, db, "SELECT value FROM json_each(?1)");
+  TRIAGE_PREPARE(st, db,
+                 ForDialect(db, "SELECT value FROM json_each(?1)",
+                            "SELECT value FROM json_array_elements_text(?1::json)"));
   st->Bind(1, json);
   std::vector<std::string> out;
   for (;;) {
@@ -136,8 +312,11 @@ Result<std::vector<core::VerifyRequest>> ParseVerify(Db& db, const std::string& 
   std::vector<std::pair<std::string, std::string>> raw;
   {
     TRIAGE_PREPARE(st, db,
-                   "SELECT json_extract(value, '$.verifier'), json(json_extract(value, '$.args')) "
-                   "FROM json_each(?1)");
+                   ForDialect(db,
+                              "SELECT json_extract(value, '$.verifier'), "
+                              "json(json_extract(value, '$.args')) FROM json_each(?1)",
+                              "SELECT value->>'verifier', (value->'args')::text "
+                              "FROM json_array_elements(?1::json)"));
     st->Bind(1, json);
     for (;;) {
       auto row = st->Step();
@@ -169,9 +348,16 @@ Status UpsertVerification(Db& db, int64_t incident_id, const std::string& cause,
                  "ON CONFLICT (incident_id, cause, verifier, host) DO UPDATE SET "
                  "verdict = excluded.verdict, reason = excluded.reason, facts = excluded.facts, "
                  "time = excluded.time, ms = excluded.ms");
-  st->Bind(1, incident_id).Bind(2, cause).Bind(3, v.verifier).Bind(4, core::VerdictName(v.verdict));
-  st->Bind(5, v.reason).Bind(6, v.facts_json.empty() ? std::string("{}") : v.facts_json);
-  st->Bind(7, v.host).Bind(8, now).Bind(9, v.ms);
+  // Facts are JSON: cut, they would no longer parse, so too many are replaced by a note.
+  const std::string facts =
+      v.facts_json.empty() ? std::string("{}")
+      : v.facts_json.size() > kMaxFactsBytes
+          ? std::string("{\"truncated\":\"the facts were too long to store\"}")
+          : v.facts_json;
+  st->Bind(1, incident_id).Bind(2, Truncated(cause, kMaxNameBytes));
+  st->Bind(3, Truncated(v.verifier, kMaxNameBytes)).Bind(4, core::VerdictName(v.verdict));
+  st->Bind(5, Truncated(v.reason, kMaxReasonBytes)).Bind(6, facts);
+  st->Bind(7, Truncated(v.host, kMaxNameBytes)).Bind(8, now).Bind(9, v.ms);
   return st->Run();
 }
 
@@ -181,14 +367,13 @@ Status InsertEvidence(Db& db, int64_t incident_id, const char* occurrence,
   TRIAGE_PREPARE(st, db,
                  "INSERT INTO evidence (incident_id, occurrence, cause, symptom, seq, source, "
                  "line, excerpt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  const size_t n = std::min(evidence.size(), kMaxEvidencePerCause);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < evidence.size(); ++i) {
     const auto& e = evidence[i];
     st->Bind(1, incident_id).Bind(2, occurrence).Bind(3, cause);
     if (symptom) st->Bind(4, *symptom);
     else st->BindNull(4);
     st->Bind(5, int64_t(i)).Bind(6, e.source).Bind(7, int64_t(e.line));
-    st->Bind(8, Truncated(e.text, kMaxExcerptBytes));
+    st->Bind(8, e.text);
     TRIAGE_TRY(st->Run());
     st->Reset();
     ++outcome.evidence_rows;
@@ -201,15 +386,17 @@ Status InsertCauses(Db& db, int64_t incident_id, const core::Incident& inc,
   TRIAGE_PREPARE(st, db,
                  "INSERT INTO hypotheses (incident_id, cause, rank, score, band, title, remedy, "
                  "captures, fingerprint_keys, independent, explained_by, verify) VALUES "
-                 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+                 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id");
   for (const auto& c : inc.causes) {
     st->Bind(1, incident_id).Bind(2, c.cause).Bind(3, int64_t(c.rank)).Bind(4, c.score);
     st->Bind(5, c.band).Bind(6, c.title).Bind(7, c.remedy).Bind(8, CapturesJson(c.captures));
     st->Bind(9, KeysJson(c.fingerprint_keys)).Bind(10, int64_t(c.independent ? 1 : 0));
     st->BindNull(11).Bind(12, VerifyJson(c.verify));
+    auto inserted = st->Step();
+    if (!inserted.ok()) return inserted.status();
+    const int64_t parent = st->Int(0);
     TRIAGE_TRY(st->Run());
     st->Reset();
-    const int64_t parent = sqlite3_last_insert_rowid(db.get());
     for (const auto& s : c.symptoms) {
       st->Bind(1, incident_id).Bind(2, s.cause).BindNull(3).Bind(4, 0.0).Bind(5, "");
       st->Bind(6, s.title).Bind(7, "").Bind(8, "{}").Bind(9, "[]").Bind(10, int64_t(0));
@@ -226,10 +413,57 @@ Status InsertCauses(Db& db, int64_t incident_id, const core::Incident& inc,
   return Status::Ok();
 }
 
+// What tells an occurrence from another of the same incident (docs/schema.md, "Occurrence
+// identity"): where it is (its host, its source and line range there), when the log says it
+// was (its own start and end times, when it has them) and what it says (the text of its
+// evidence lines). Read again (a second run over the same file, the rest of an interrupted
+// run, stdin piped again), an occurrence has the same key; the same failure written again,
+// further down the same log, has another.
+std::string OccurrenceKey(const core::Incident& inc) {
+  Fnv64 h;
+  h.Add(inc.host).Add(inc.source).Add(inc.first_line).Add(inc.last_line);
+  h.Add(inc.started ? "t" + *inc.started : "-").Add(inc.ended ? "t" + *inc.ended : "-");
+  // Sorted, so the order the ranker put the causes in (verdicts may change it) does not matter.
+  std::set<std::pair<uint64_t, std::string>> lines;
+  auto add = [&](const std::vector<core::Evidence>& evidence) {
+    for (const auto& e : evidence) lines.emplace(e.line, e.text);
+  };
+  for (const auto& c : inc.causes) {
+    add(c.evidence);
+    for (const auto& sy : c.symptoms) add(sy.evidence);
+  }
+  for (const auto& [line, text] : lines) h.Add(line).Add(text);
+  return "k1|" + h.Hex();
+}
+
+// The key version 5's rule gave an occurrence (kept for incidents stored before version 6).
+std::optional<std::string> LegacyOccurrenceKey(const core::Incident& inc) {
+  if (!inc.started) return std::nullopt;
+  return "v5|" + inc.source + "|" + std::to_string(inc.first_line) + "|" +
+         std::to_string(inc.last_line) + "|" + *inc.started;
+}
+
+Result<bool> OccurrenceKnown(Db& db, int64_t id, const std::string& key) {
+  TRIAGE_PREPARE(st, db, "SELECT 1 FROM occurrence_keys WHERE incident_id = ?1 AND key = ?2");
+  st->Bind(1, id).Bind(2, key);
+  return st->Step();
+}
+
+Status AddOccurrenceKey(Db& db, int64_t id, const std::string& key) {
+  TRIAGE_PREPARE(st, db,
+                 "INSERT INTO occurrence_keys (incident_id, key) VALUES (?1, ?2) "
+                 "ON CONFLICT DO NOTHING");
+  st->Bind(1, id).Bind(2, key);
+  return st->Run();
+}
+
 // Files one incident inside the caller's write transaction; returns its id.
-Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
+Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string& now,
                           RecordOutcome& outcome) {
-  const std::string fp = inc.fingerprint.empty() ? core::Fingerprint(inc) : inc.fingerprint;
+  const std::string fp =
+      BoundedFingerprint(whole.fingerprint.empty() ? core::Fingerprint(whole) : whole.fingerprint);
+  const std::string key = OccurrenceKey(whole);
+  const core::Incident inc = Bounded(whole);
   std::string seen = now;
   if (inc.started) {
     if (auto t = NormalizeTime(*inc.started)) seen = *t;
@@ -239,23 +473,32 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
   const core::Cause& top = inc.causes.front();
 
   std::optional<int64_t> existing;
-  bool same_occurrence = false;
   bool was_resolved = false;
   {
     TRIAGE_PREPARE(st, db,
-                   "SELECT id, source, first_line, last_line, started, status = 'resolved' "
+                   "SELECT id, CASE WHEN status = 'resolved' THEN 1 ELSE 0 END "
                    "FROM incidents WHERE fingerprint = ?1");
     st->Bind(1, fp);
     auto row = st->Step();
     if (!row.ok()) return row.status();
     if (*row) {
       existing = st->Int(0);
-      was_resolved = st->Int(5) != 0;
-      // The very same occurrence read again (same file, lines and the log's own start time) is
-      // not a recurrence. Without a log time there is no telling, so it counts.
-      same_occurrence = inc.started && !st->IsNull(4) && st->Text(4) == *inc.started &&
-                        st->Text(1) == inc.source && uint64_t(st->Int(2)) == inc.first_line &&
-                        uint64_t(st->Int(3)) == inc.last_line;
+      was_resolved = st->Int(1) != 0;
+    }
+  }
+  // Every stored occurrence of the incident is compared, not only the latest: reading again
+  // anything stored changes no count and no status.
+  bool same_occurrence = false;
+  if (existing) {
+    auto known = OccurrenceKnown(db, *existing, key);
+    if (!known.ok()) return known.status();
+    same_occurrence = *known;
+    if (!same_occurrence) {
+      if (auto legacy = LegacyOccurrenceKey(whole)) {
+        known = OccurrenceKnown(db, *existing, *legacy);
+        if (!known.ok()) return known.status();
+        same_occurrence = *known;
+      }
     }
   }
 
@@ -266,13 +509,15 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
                    "INSERT INTO incidents (fingerprint, service, host, source, first_line, "
                    "last_line, started, ended, top_cause, title, first_seen, last_seen, "
                    "occurrences, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                   "?11, 1, 'open')");
+                   "?11, 1, 'open') RETURNING id");
     st->Bind(1, fp).Bind(2, inc.service).Bind(3, inc.host).Bind(4, inc.source);
     st->Bind(5, int64_t(inc.first_line)).Bind(6, int64_t(inc.last_line));
     st->Bind(7, inc.started).Bind(8, inc.ended).Bind(9, top.cause).Bind(10, top.title);
     st->Bind(11, seen);
+    auto inserted = st->Step();
+    if (!inserted.ok()) return inserted.status();
+    id = st->Int(0);
     TRIAGE_TRY(st->Run());
-    id = sqlite3_last_insert_rowid(db.get());
     ++outcome.new_incidents;
   } else if (same_occurrence) {
     id = *existing;
@@ -284,7 +529,8 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
     TRIAGE_PREPARE(st, db,
                    "UPDATE incidents SET service = ?2, host = ?3, source = ?4, first_line = ?5, "
                    "last_line = ?6, started = ?7, ended = ?8, top_cause = ?9, title = ?10, "
-                   "first_seen = min(first_seen, ?11), last_seen = max(last_seen, ?11), "
+                   "first_seen = CASE WHEN ?11 < first_seen THEN ?11 ELSE first_seen END, "
+                   "last_seen = CASE WHEN ?11 > last_seen THEN ?11 ELSE last_seen END, "
                    "occurrences = occurrences + 1, "
                    "status = CASE status WHEN 'resolved' THEN 'reopened' ELSE status END "
                    "WHERE id = ?1");
@@ -304,20 +550,39 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
     TRIAGE_TRY(del_e->Run());
   }
 
-  if (!inc.pod.empty()) {
-    // The pod of the latest occurrence (a recurrence may come from another pod of the same
-    // workload).
-    TRIAGE_PREPARE(st, db,
-                   "UPDATE incidents SET pod_namespace = ?2, pod = ?3, container = ?4 WHERE id = ?1");
-    st->Bind(1, id).Bind(2, inc.pod.pod_namespace).Bind(3, inc.pod.pod).Bind(4, inc.pod.container);
-    TRIAGE_TRY(st->Run());
-  }
-
   if (!same_occurrence) {
+    TRIAGE_TRY(AddOccurrenceKey(db, id, key));
+    TRIAGE_PREPARE(hosts, db,
+                   "INSERT INTO incident_hosts (incident_id, host, occurrences, first_seen, "
+                   "last_seen) VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (incident_id, host) DO "
+                   "UPDATE SET occurrences = incident_hosts.occurrences + 1, "
+                   "first_seen = CASE WHEN ?3 < incident_hosts.first_seen THEN ?3 "
+                   "ELSE incident_hosts.first_seen END, "
+                   "last_seen = CASE WHEN ?3 > incident_hosts.last_seen THEN ?3 "
+                   "ELSE incident_hosts.last_seen END");
+    hosts->Bind(1, id).Bind(2, inc.host).Bind(3, seen);
+    TRIAGE_TRY(hosts->Run());
+    if (existing && was_resolved) {
+      TRIAGE_PREPARE(act, db,
+                     "INSERT INTO activity (incident_id, time, action, note) "
+                     "VALUES (?1, ?2, 'reopened', '')");
+      act->Bind(1, id).Bind(2, now);
+      TRIAGE_TRY(act->Run());
+    }
+    if (!inc.pod.empty()) {
+      // The pod of the latest occurrence (a recurrence may come from another pod of the same
+      // workload).
+      TRIAGE_PREPARE(st, db,
+                     "UPDATE incidents SET pod_namespace = ?2, pod = ?3, container = ?4 "
+                     "WHERE id = ?1");
+      st->Bind(1, id).Bind(2, inc.pod.pod_namespace).Bind(3, inc.pod.pod);
+      st->Bind(4, inc.pod.container);
+      TRIAGE_TRY(st->Run());
+    }
     TRIAGE_TRY(InsertCauses(db, id, inc, occurrence, outcome));
     TRIAGE_PREPARE(st, db,
                    "INSERT INTO occurrences (incident_id, day, count) VALUES (?1, ?2, 1) "
-                   "ON CONFLICT (incident_id, day) DO UPDATE SET count = count + 1");
+                   "ON CONFLICT (incident_id, day) DO UPDATE SET count = occurrences.count + 1");
     st->Bind(1, id).Bind(2, seen.substr(0, 10));
     TRIAGE_TRY(st->Run());
   }
@@ -329,32 +594,54 @@ Result<int64_t> RecordOne(Db& db, core::Incident& inc, const std::string& now,
 
 Status PutCheckpointRows(Db& db, const std::vector<SourceCheckpoint>& checkpoints,
                          const std::string& now) {
+  // On PostgreSQL each host has its own (?8 / ?3: this host; SQLite ignores the extra value).
   TRIAGE_PREPARE(st, db,
-                 "INSERT INTO source_checkpoints (dev, inode, path, offset, head_len, head_hash, "
-                 "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (dev, inode) DO "
-                 "UPDATE SET path = excluded.path, offset = excluded.offset, head_len = "
-                 "excluded.head_len, head_hash = excluded.head_hash, updated_at = "
-                 "excluded.updated_at");
-  TRIAGE_PREPARE(del, db, "DELETE FROM source_checkpoints WHERE dev = ?1 AND inode = ?2");
+                 ForDialect(db,
+                            "INSERT INTO source_checkpoints (dev, inode, path, \"offset\", "
+                            "head_len, head_hash, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+                            "ON CONFLICT (dev, inode) DO UPDATE SET path = excluded.path, "
+                            "\"offset\" = excluded.\"offset\", head_len = excluded.head_len, "
+                            "head_hash = excluded.head_hash, updated_at = excluded.updated_at",
+                            "INSERT INTO source_checkpoints (host, dev, inode, path, \"offset\", "
+                            "head_len, head_hash, updated_at) VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, "
+                            "?7) ON CONFLICT (host, dev, inode) DO UPDATE SET path = "
+                            "excluded.path, \"offset\" = excluded.\"offset\", head_len = "
+                            "excluded.head_len, head_hash = excluded.head_hash, updated_at = "
+                            "excluded.updated_at"));
+  TRIAGE_PREPARE(del, db,
+                 ForDialect(db, "DELETE FROM source_checkpoints WHERE dev = ?1 AND inode = ?2",
+                            "DELETE FROM source_checkpoints WHERE dev = ?1 AND inode = ?2 AND "
+                            "host = ?3"));
   for (const auto& c : checkpoints) {
     if (c.forget) {
-      del->Bind(1, int64_t(c.dev)).Bind(2, int64_t(c.inode));
+      del->Bind(1, int64_t(c.dev)).Bind(2, int64_t(c.inode)).Bind(3, ThisHost());
       TRIAGE_TRY(del->Run());
       del->Reset();
       continue;
     }
     st->Bind(1, int64_t(c.dev)).Bind(2, int64_t(c.inode)).Bind(3, c.path);
     st->Bind(4, int64_t(c.offset)).Bind(5, int64_t(c.head_len)).Bind(6, int64_t(c.head_hash));
-    st->Bind(7, now);
+    st->Bind(7, now).Bind(8, ThisHost());
     TRIAGE_TRY(st->Run());
     st->Reset();
   }
   return Status::Ok();
 }
 
+// Steps `st` through its rows, calling `row` for each; the first error ends it.
+template <typename RowFn>
+Status EachRow(Stmt& st, RowFn&& row) {
+  for (;;) {
+    auto r = st.Step();
+    if (!r.ok()) return r.status();
+    if (!*r) return Status::Ok();
+    row(st);
+  }
+}
+
 IncidentSummary SummaryFromRow(Stmt& st) {
   // Columns: id, fingerprint, service, host, top_cause, title, occurrences, first_seen,
-  // last_seen, status, note.
+  // last_seen, status, note, hosts.
   IncidentSummary s;
   s.id = st.Int(0);
   s.fingerprint = st.Text(1);
@@ -367,12 +654,13 @@ IncidentSummary SummaryFromRow(Stmt& st) {
   s.last_seen = st.Text(8);
   s.status = st.Text(9);
   s.note = st.Text(10);
+  s.hosts = st.Int(11);
   return s;
 }
 
 constexpr const char* kSummaryColumns =
     "id, fingerprint, service, host, top_cause, title, occurrences, first_seen, last_seen, "
-    "status, note";
+    "status, note, (SELECT count(*) FROM incident_hosts h WHERE h.incident_id = incidents.id)";
 
 // "word another" -> "\"word\" \"another\"": every word an FTS5 string, so nothing the user
 // typed is read as query syntax; the words are ANDed.
@@ -428,11 +716,28 @@ Result<StoredIncident> ReadIncident(Db& db, int64_t id) {
     inc.fingerprint = out.summary.fingerprint;
     inc.service = out.summary.service;
     inc.host = out.summary.host;
-    inc.source = st->Text(11);
-    inc.first_line = uint64_t(st->Int(12));
-    inc.last_line = uint64_t(st->Int(13));
-    inc.started = st->OptText(14);
-    inc.ended = st->OptText(15);
+    inc.source = st->Text(12);
+    inc.first_line = uint64_t(st->Int(13));
+    inc.last_line = uint64_t(st->Int(14));
+    inc.started = st->OptText(15);
+    inc.ended = st->OptText(16);
+  }
+  {
+    TRIAGE_PREPARE(st, db,
+                   "SELECT host, occurrences, first_seen, last_seen FROM incident_hosts "
+                   "WHERE incident_id = ?1 ORDER BY occurrences DESC, host");
+    st->Bind(1, id);
+    TRIAGE_TRY(EachRow(*st, [&](Stmt& r) {
+      out.hosts.push_back({r.Text(0), r.Int(1), r.Text(2), r.Text(3)});
+    }));
+  }
+  {
+    TRIAGE_PREPARE(st, db,
+                   "SELECT time, action, note FROM activity WHERE incident_id = ?1 ORDER BY id");
+    st->Bind(1, id);
+    TRIAGE_TRY(EachRow(*st, [&](Stmt& r) {
+      out.activity.push_back({r.Text(0), r.Text(1), r.Text(2)});
+    }));
   }
   {
     TRIAGE_PREPARE(st, db, "SELECT pod_namespace, pod, container FROM incidents WHERE id = ?1");
@@ -552,6 +857,8 @@ Result<StoredIncident> ReadIncident(Db& db, int64_t id) {
 
 }  // namespace detail
 
+bool IsServerUrl(const std::string& target) { return detail::IsPostgresUrl(target); }
+
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
@@ -559,24 +866,98 @@ Store::~Store() = default;
 
 const std::string& Store::path() const { return impl_->path; }
 
+// "file:" URI of `path` (RFC 3986 percent-encoding of what a URI path may not hold) with
+// immutable=1, for a database on a read-only mount.
+std::string ImmutableUri(const std::string& path) {
+  std::string uri = "file:";
+  static const char kHex[] = "0123456789ABCDEF";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("/-._~", c)) {
+      uri += char(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 0xF];
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+// Why a database that was to be written opened read-only.
+Status ReadOnlyStatus(const std::string& path) {
+  std::string dir = path;
+  auto slash = dir.find_last_of('/');
+  dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
+  struct statvfs vfs {};
+  if (statvfs(dir.c_str(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+    return Status::Io(path + ": the database is read-only: " + std::strerror(EROFS));
+  }
+  return Status::Io(path + ": the database is read-only: no permission to write it (" +
+                    std::strerror(EACCES) + ")");
+}
+
+// Opens an existing file for reading only (StoreOptions::read_only).
+Result<std::unique_ptr<detail::SqliteDb>> OpenReadOnly(const std::string& path) {
+  auto db = detail::SqliteDb::Open(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  if (db.ok()) {
+    // A WAL file is read through its -shm index, which a read-only connection may still have to
+    // create; where it cannot (a read-only mount, a folder of another user), it fails here.
+    auto version = (*db)->QueryInt("PRAGMA user_version");
+    if (version.ok()) return db;
+    // Only a file that cannot be opened for reading its index (Io) is retried immutable; a lock
+    // held by a writer (Busy) must not be: the immutable reader would not see the writer's pages.
+    if (version.status().kind() != Status::Kind::kIo) return version.status();
+  }
+  return detail::SqliteDb::Open(ImmutableUri(path),
+                                SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI);
+}
+
 Result<Store> Store::Open(const std::string& path, const StoreOptions& options) {
   if (path.empty()) return Status::InvalidInput("database path is empty");
+  if (detail::IsPostgresUrl(path)) {
+    // The server keeps the data and its roles say who may write: the file options (create,
+    // read_only, max_size_bytes) do not apply.
+    const std::string shown = detail::RedactUrl(path);
+    auto db = detail::OpenPostgres(path, options.busy_timeout_ms);
+    if (!db.ok()) return db.status().Annotate(shown);
+    Status m = detail::Migrate(**db);
+    if (!m.ok()) return m.Annotate(shown);
+    return Store(std::make_unique<Impl>(Impl{shown, options, std::move(*db)}));
+  }
   if (path == ":memory:" || path.rfind("file:", 0) == 0) {
     // Neither can be shared between the processes that write and read incidents.
     return Status::InvalidInput(path + ": give the database as a file path");
   }
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-  if (options.create) {
+  const bool exists = ::access(path.c_str(), F_OK) == 0;
+  if (!exists && !options.create) return Status::NotFound(path + ": no such database");
+  if (exists && options.read_only) {
+    auto db = OpenReadOnly(path);
+    if (!db.ok()) return db.status().Annotate(path);
+    sqlite3_busy_timeout((*db)->get(), options.busy_timeout_ms);
+    auto impl = std::make_unique<Impl>(Impl{path, options, std::move(*db)});
+    auto version = impl->db->QueryInt("PRAGMA user_version");
+    if (!version.ok()) return version.status().Annotate(path);
+    if (*version != kSchemaVersion) {
+      return Status::Corrupt(path + ": schema version " + std::to_string(*version) +
+                             (*version > kSchemaVersion
+                                  ? " is newer than this triage; upgrade triage"
+                                  : " is older than this triage; a command that writes (analyze "
+                                    "--db, resolve) migrates it"));
+    }
+    return Store(std::move(impl));
+  }
+  if (!exists) {
     TRIAGE_TRY(MakeParents(path));
     TRIAGE_TRY(CreateFile(path));
-  } else if (::access(path.c_str(), F_OK) != 0) {
-    return Status::NotFound(path + ": no such database");
   }
-  auto db = Db::Open(path, flags);
+  auto db = detail::SqliteDb::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
   if (!db.ok()) return db.status();
+  // SQLite falls back to reading a file it may not write; a store that is to be written says
+  // why it cannot be, rather than failing later on a lock file it cannot create.
+  if (sqlite3_db_readonly((*db)->get(), "main") == 1) return ReadOnlyStatus(path);
+  sqlite3_busy_timeout((*db)->get(), options.busy_timeout_ms);
   auto impl = std::make_unique<Impl>(Impl{path, options, std::move(*db)});
-  Db& d = impl->db;
-  sqlite3_busy_timeout(d.get(), options.busy_timeout_ms);
+  Db& d = *impl->db;
   const std::string what = path;
   TRIAGE_TRY(d.Exec("PRAGMA foreign_keys = ON", what));
   // Reading the schema first tells a foreign file ("file is not a database") apart early.
@@ -619,7 +1000,7 @@ Result<RecordOutcome> Store::Record(std::vector<core::Incident>& incidents,
                                   incidents[i].source + ") has no root cause");
     }
   }
-  Db& db = impl_->db;
+  Db& db = *impl_->db;
   auto txn = Transaction::Begin(db, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status().Annotate("storing incidents");
   const std::string now = NowUtc();
@@ -646,18 +1027,20 @@ Result<RecordOutcome> Store::Record(std::vector<core::Incident>& incidents,
 
 Result<std::vector<IncidentSummary>> Store::History(const HistoryFilter& filter) {
   // Built from constant fragments; every value is bound.
-  std::string sql = std::string("SELECT ") + kSummaryColumns + " FROM incidents WHERE 1";
+  std::string sql = std::string("SELECT ") + kSummaryColumns + " FROM incidents WHERE 1 = 1";
   if (filter.since) sql += " AND last_seen >= ?1";
   if (filter.until) sql += " AND first_seen <= ?5";
   if (filter.service) sql += " AND service = ?2";
+  if (filter.status) sql += " AND status = ?6";
   if (filter.cause) {
     sql +=
         " AND EXISTS (SELECT 1 FROM hypotheses h WHERE h.incident_id = incidents.id AND "
         "h.explained_by IS NULL AND (h.cause = ?3 OR substr(h.cause, 1, length(?3) + 1) = "
         "?3 || '.'))";
   }
-  sql += " ORDER BY last_seen DESC, id DESC LIMIT ?4";
-  Db& db = impl_->db;
+  sql += " ORDER BY last_seen DESC, id DESC";
+  if (filter.limit > 0) sql += " LIMIT ?4";
+  Db& db = *impl_->db;
   TRIAGE_PREPARE(st, db, sql);
   std::optional<std::string> since;
   if (filter.since) {
@@ -666,8 +1049,9 @@ Result<std::vector<IncidentSummary>> Store::History(const HistoryFilter& filter)
     st->Bind(1, *since);
   }
   if (filter.service) st->Bind(2, *filter.service);
+  if (filter.status) st->Bind(6, *filter.status);
   if (filter.cause) st->Bind(3, *filter.cause);
-  st->Bind(4, filter.limit > 0 ? filter.limit : int64_t{-1});
+  if (filter.limit > 0) st->Bind(4, filter.limit);
   if (filter.until) st->Bind(5, NormalizeTime(*filter.until).value_or(*filter.until));
   std::vector<IncidentSummary> out;
   for (;;) {
@@ -680,25 +1064,58 @@ Result<std::vector<IncidentSummary>> Store::History(const HistoryFilter& filter)
 }
 
 Result<StoredIncident> Store::GetIncident(int64_t id) {
-  auto txn = Transaction::Begin(impl_->db, Transaction::Mode::kRead);
+  auto txn = Transaction::Begin(*impl_->db, Transaction::Mode::kRead);
   if (!txn.ok()) return txn.status();
-  auto r = detail::ReadIncident(impl_->db, id);
+  auto r = detail::ReadIncident(*impl_->db, id);
   if (!r.ok()) return r.status();
   TRIAGE_TRY((*txn)->Commit());
   return r;
 }
 
+// PostgreSQL has no FTS5: each word of the user's text must occur in the line, compared
+// without case as a plain substring (strpos, so no character of it is a pattern). At most this
+// many words are taken.
+constexpr size_t kMaxSearchWords = 16;
+
 Result<std::vector<SearchHit>> Store::Search(std::string_view text, int64_t limit) {
   const std::string query = FtsQuery(text);
   std::vector<SearchHit> out;
   if (query.empty()) return out;
-  Db& db = impl_->db;
-  TRIAGE_PREPARE(st, db,
-                 "SELECT e.incident_id, i.service, e.cause, i.status, i.last_seen, e.source, "
-                 "e.line, e.excerpt FROM evidence_fts f "
-                 "JOIN evidence e ON e.id = f.rowid JOIN incidents i ON i.id = e.incident_id "
-                 "WHERE evidence_fts MATCH ?1 ORDER BY f.rowid DESC LIMIT ?2");
-  st->Bind(1, query).Bind(2, limit > 0 ? limit : int64_t{-1});
+  Db& db = *impl_->db;
+  std::vector<std::string> words;
+  std::string sql =
+      "SELECT e.incident_id, i.service, e.cause, i.status, i.last_seen, e.source, e.line, "
+      "e.excerpt FROM ";
+  if (db.dialect() == Dialect::kPostgres) {
+    std::string word;
+    for (char c : text) {
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        if (!word.empty() && words.size() < kMaxSearchWords) words.push_back(word);
+        word.clear();
+      } else {
+        word += c;
+      }
+    }
+    if (!word.empty() && words.size() < kMaxSearchWords) words.push_back(word);
+    // Built from constant fragments; every word is bound.
+    sql += "evidence e JOIN incidents i ON i.id = e.incident_id WHERE 1 = 1";
+    for (size_t k = 0; k < words.size(); ++k) {
+      sql += " AND strpos(lower(e.excerpt), lower(?" + std::to_string(k + 3) + ")) > 0";
+    }
+    sql += " ORDER BY e.id DESC";
+  } else {
+    sql +=
+        "evidence_fts f JOIN evidence e ON e.id = f.rowid JOIN incidents i ON "
+        "i.id = e.incident_id WHERE evidence_fts MATCH ?1 ORDER BY f.rowid DESC";
+  }
+  if (limit > 0) sql += " LIMIT ?2";
+  TRIAGE_PREPARE(st, db, sql);
+  if (db.dialect() == Dialect::kPostgres) {
+    for (size_t k = 0; k < words.size(); ++k) st->Bind(int(k + 3), words[k]);
+  } else {
+    st->Bind(1, query);
+  }
+  if (limit > 0) st->Bind(2, limit);
   for (;;) {
     auto row = st->Step();
     if (!row.ok()) return row.status().Annotate("search");
@@ -720,14 +1137,15 @@ Result<std::vector<SearchHit>> Store::Search(std::string_view text, int64_t limi
 Result<Stats> Store::GetStats() {
   // Full scans by design. NOT INDEXED: reading the tables in order beats walking an index and
   // fetching each row at random (6x for the services at 30,000 incidents).
-  Db& db = impl_->db;
+  Db& db = *impl_->db;
   auto txn = Transaction::Begin(db, Transaction::Mode::kRead);
   if (!txn.ok()) return txn.status();
   Stats s;
   {
     TRIAGE_PREPARE(st, db,
                    "SELECT count(*), coalesce(sum(occurrences), 0), "
-                   "coalesce(sum(status <> 'resolved'), 0) FROM incidents");
+                   "coalesce(sum(CASE WHEN status <> 'resolved' THEN 1 ELSE 0 END), 0) "
+                   "FROM incidents");
     auto row = st->Step();
     if (!row.ok()) return row.status();
     if (*row) {
@@ -737,15 +1155,24 @@ Result<Stats> Store::GetStats() {
     }
   }
   auto by_cause = StatsRows(
-      db,
-      "SELECT cause, count(*), sum(occurrences) FROM (SELECT DISTINCT h.cause, i.id, "
-      "i.occurrences FROM hypotheses h NOT INDEXED JOIN incidents i ON i.id = h.incident_id "
-      "WHERE h.explained_by IS NULL) GROUP BY cause ORDER BY 2 DESC, 3 DESC, 1");
+      db, ForDialect(db,
+                     "SELECT cause, count(*), sum(occurrences) FROM (SELECT DISTINCT h.cause, "
+                     "i.id, i.occurrences FROM hypotheses h NOT INDEXED JOIN incidents i ON "
+                     "i.id = h.incident_id WHERE h.explained_by IS NULL) GROUP BY cause "
+                     "ORDER BY 2 DESC, 3 DESC, 1",
+                     "SELECT cause, count(*), sum(occurrences) FROM (SELECT DISTINCT h.cause, "
+                     "i.id, i.occurrences FROM hypotheses h JOIN incidents i ON "
+                     "i.id = h.incident_id WHERE h.explained_by IS NULL) AS roots GROUP BY cause "
+                     "ORDER BY 2 DESC, 3 DESC, 1"));
   if (!by_cause.ok()) return by_cause.status();
   s.by_cause = std::move(*by_cause);
-  auto by_service = StatsRows(db,
-                              "SELECT service, count(*), sum(occurrences) FROM incidents "
-                              "NOT INDEXED GROUP BY service ORDER BY 2 DESC, 3 DESC, 1");
+  auto by_service = StatsRows(db, ForDialect(db,
+                                             "SELECT service, count(*), sum(occurrences) FROM "
+                                             "incidents NOT INDEXED GROUP BY service "
+                                             "ORDER BY 2 DESC, 3 DESC, 1",
+                                             "SELECT service, count(*), sum(occurrences) FROM "
+                                             "incidents GROUP BY service "
+                                             "ORDER BY 2 DESC, 3 DESC, 1"));
   if (!by_service.ok()) return by_service.status();
   s.by_service = std::move(*by_service);
   auto by_day = StatsRows(db,
@@ -753,26 +1180,44 @@ Result<Stats> Store::GetStats() {
                           "ORDER BY day DESC");
   if (!by_day.ok()) return by_day.status();
   s.by_day = std::move(*by_day);
+  auto by_host = StatsRows(db,
+                           "SELECT host, count(*), sum(occurrences) FROM incident_hosts "
+                           "GROUP BY host ORDER BY 2 DESC, 3 DESC, 1");
+  if (!by_host.ok()) return by_host.status();
+  s.by_host = std::move(*by_host);
+  s.hosts = int64_t(s.by_host.size());
   TRIAGE_TRY((*txn)->Commit());
   return s;
 }
 
 Status Store::Resolve(int64_t id, const std::string& note) {
-  Db& db = impl_->db;
-  TRIAGE_PREPARE(st, db,
-                 "UPDATE incidents SET status = 'resolved', resolved_at = ?2, note = ?3 "
-                 "WHERE id = ?1");
-  st->Bind(1, id).Bind(2, NowUtc()).Bind(3, note);
-  TRIAGE_TRY(st->Run().Annotate("resolve"));
-  if (sqlite3_changes(db.get()) == 0) {
-    return Status::NotFound("incident " + std::to_string(id) + ": no such incident");
+  Db& db = *impl_->db;
+  auto txn = Transaction::Begin(db, Transaction::Mode::kWrite);
+  if (!txn.ok()) return txn.status().Annotate("resolve");
+  const std::string now = NowUtc();
+  const std::string text = Truncated(note, kMaxNoteBytes);
+  {
+    // An empty note keeps the latest one; every note stays in the activity.
+    TRIAGE_PREPARE(st, db,
+                   "UPDATE incidents SET status = 'resolved', resolved_at = ?2, "
+                   "note = CASE WHEN ?3 = '' THEN note ELSE ?3 END WHERE id = ?1 RETURNING id");
+    st->Bind(1, id).Bind(2, now).Bind(3, text);
+    auto row = st->Step();
+    if (!row.ok()) return row.status().Annotate("resolve");
+    if (!*row) return Status::NotFound("incident " + std::to_string(id) + ": no such incident");
+    TRIAGE_TRY(st->Run().Annotate("resolve"));
   }
-  return Status::Ok();
+  TRIAGE_PREPARE(act, db,
+                 "INSERT INTO activity (incident_id, time, action, note) "
+                 "VALUES (?1, ?2, 'resolved', ?3)");
+  act->Bind(1, id).Bind(2, now).Bind(3, text);
+  TRIAGE_TRY(act->Run().Annotate("resolve"));
+  return (*txn)->Commit().Annotate("resolve");
 }
 
 Status Store::AddVerifications(int64_t id, const std::string& cause,
                                const std::vector<core::Verification>& verifications) {
-  Db& db = impl_->db;
+  Db& db = *impl_->db;
   auto txn = Transaction::Begin(db, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();
   {
@@ -792,11 +1237,16 @@ Status Store::AddVerifications(int64_t id, const std::string& cause,
 }
 
 Result<std::optional<SourceCheckpoint>> Store::GetCheckpoint(const std::string& path) {
-  Db& db = impl_->db;
+  Db& db = *impl_->db;
   TRIAGE_PREPARE(st, db,
-                 "SELECT path, inode, offset, updated_at, dev, head_len, head_hash FROM "
-                 "source_checkpoints WHERE path = ?1 ORDER BY updated_at DESC LIMIT 1");
-  st->Bind(1, path);
+                 ForDialect(db,
+                            "SELECT path, inode, \"offset\", updated_at, dev, head_len, "
+                            "head_hash FROM source_checkpoints WHERE path = ?1 "
+                            "ORDER BY updated_at DESC LIMIT 1",
+                            "SELECT path, inode, \"offset\", updated_at, dev, head_len, "
+                            "head_hash FROM source_checkpoints WHERE path = ?1 AND host = ?2 "
+                            "ORDER BY updated_at DESC LIMIT 1"));
+  st->Bind(1, path).Bind(2, ThisHost());
   auto row = st->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<SourceCheckpoint>();
@@ -806,10 +1256,14 @@ Result<std::optional<SourceCheckpoint>> Store::GetCheckpoint(const std::string& 
 }
 
 Result<std::vector<SourceCheckpoint>> Store::ListCheckpoints() {
-  Db& db = impl_->db;
+  Db& db = *impl_->db;
   TRIAGE_PREPARE(st, db,
-                 "SELECT path, inode, offset, updated_at, dev, head_len, head_hash FROM "
-                 "source_checkpoints ORDER BY path");
+                 ForDialect(db,
+                            "SELECT path, inode, \"offset\", updated_at, dev, head_len, "
+                            "head_hash FROM source_checkpoints ORDER BY path",
+                            "SELECT path, inode, \"offset\", updated_at, dev, head_len, "
+                            "head_hash FROM source_checkpoints WHERE host = ?1 ORDER BY path"));
+  st->Bind(1, ThisHost());
   std::vector<SourceCheckpoint> out;
   for (;;) {
     auto row = st->Step();
@@ -822,7 +1276,7 @@ Result<std::vector<SourceCheckpoint>> Store::ListCheckpoints() {
 }
 
 Status Store::PutCheckpoints(const std::vector<SourceCheckpoint>& checkpoints) {
-  Db& db = impl_->db;
+  Db& db = *impl_->db;
   auto txn = Transaction::Begin(db, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();
   TRIAGE_TRY(PutCheckpointRows(db, checkpoints, NowUtc()));
@@ -830,30 +1284,41 @@ Status Store::PutCheckpoints(const std::vector<SourceCheckpoint>& checkpoints) {
 }
 
 Status Store::PutHeartbeat(const Heartbeat& hb) {
-  Db& db = impl_->db;
+  Db& db = *impl_->db;
   JsonWriter w;
   w.BeginObject();
   for (const auto& [k, v] : hb.counters) w.Key(k).Int(v);
   w.EndObject();
+  // One row per database on SQLite, one per host on PostgreSQL (?6: this host).
   TRIAGE_PREPARE(st, db,
-                 "INSERT INTO heartbeat (id, pid, started_at, updated_at, counters, last_error) "
-                 "VALUES (1, ?1, ?2, ?3, ?4, ?5) ON CONFLICT (id) DO UPDATE SET "
-                 "pid = excluded.pid, started_at = excluded.started_at, "
-                 "updated_at = excluded.updated_at, counters = excluded.counters, "
-                 "last_error = excluded.last_error");
+                 ForDialect(db,
+                            "INSERT INTO heartbeat (id, pid, started_at, updated_at, counters, "
+                            "last_error) VALUES (1, ?1, ?2, ?3, ?4, ?5) ON CONFLICT (id) DO "
+                            "UPDATE SET pid = excluded.pid, started_at = excluded.started_at, "
+                            "updated_at = excluded.updated_at, counters = excluded.counters, "
+                            "last_error = excluded.last_error",
+                            "INSERT INTO heartbeat (host, pid, started_at, updated_at, counters, "
+                            "last_error) VALUES (?6, ?1, ?2, ?3, ?4, ?5) ON CONFLICT (host) DO "
+                            "UPDATE SET pid = excluded.pid, started_at = excluded.started_at, "
+                            "updated_at = excluded.updated_at, counters = excluded.counters, "
+                            "last_error = excluded.last_error"));
   st->Bind(1, hb.pid).Bind(2, hb.started_at).Bind(3, NowUtc()).Bind(4, w.str());
-  st->Bind(5, hb.last_error);
+  st->Bind(5, hb.last_error).Bind(6, ThisHost());
   return st->Run().Annotate("heartbeat");
 }
 
 Result<std::optional<Heartbeat>> Store::GetHeartbeat() {
-  Db& db = impl_->db;
+  Db& db = *impl_->db;
   Heartbeat hb;
   std::string counters;
   {
     TRIAGE_PREPARE(st, db,
-                   "SELECT pid, started_at, updated_at, counters, last_error FROM heartbeat "
-                   "WHERE id = 1");
+                   ForDialect(db,
+                              "SELECT pid, started_at, updated_at, counters, last_error FROM "
+                              "heartbeat WHERE id = 1",
+                              "SELECT pid, started_at, updated_at, counters, last_error FROM "
+                              "heartbeat WHERE host = ?1"));
+    st->Bind(1, ThisHost());
     auto row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) return std::optional<Heartbeat>();
@@ -863,7 +1328,7 @@ Result<std::optional<Heartbeat>> Store::GetHeartbeat() {
     counters = st->Text(3);
     hb.last_error = st->Text(4);
   }
-  TRIAGE_PREPARE(st, db, "SELECT key, value FROM json_each(?1)");
+  TRIAGE_PREPARE(st, db, ForDialect(db, kSqliteObjectRows, kPostgresObjectRows));
   st->Bind(1, counters);
   for (;;) {
     auto row = st->Step();
@@ -875,7 +1340,9 @@ Result<std::optional<Heartbeat>> Store::GetHeartbeat() {
 }
 
 Status Store::CheckIntegrity() {
-  Db& db = impl_->db;
+  Db& db = *impl_->db;
+  // PostgreSQL checks its pages itself; a server that answers has its data whole.
+  if (db.dialect() == Dialect::kPostgres) return db.Exec("SELECT 1", impl_->path);
   TRIAGE_PREPARE(st, db, "PRAGMA integrity_check");
   std::string problems;
   for (;;) {
@@ -892,7 +1359,7 @@ Status Store::CheckIntegrity() {
 }
 
 Result<int> Store::SchemaVersion() {
-  auto v = impl_->db.QueryInt("PRAGMA user_version");
+  auto v = detail::StoredSchemaVersion(*impl_->db);
   if (!v.ok()) return v.status();
   return int(*v);
 }

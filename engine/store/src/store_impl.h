@@ -2,17 +2,18 @@
 // one incident.
 #pragma once
 
+#include <memory>
 #include <string>
 
-#include "sqlite.h"
+#include "sql.h"
 #include "triage/store/store.h"
 
 namespace triage::store {
 
 struct Store::Impl {
-  std::string path;
+  std::string path;  // the file, or the PostgreSQL URL without its password
   StoreOptions options;
-  detail::Db db;
+  std::unique_ptr<detail::Db> db;  // SQLite or PostgreSQL (sql.h)
 };
 
 namespace detail {

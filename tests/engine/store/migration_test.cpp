@@ -56,6 +56,9 @@ TEST(StoreMigration, Version1IsMigratedOnOpenWithItsIncidentsIntact) {
   EXPECT_EQ(h->at(1).status, "resolved");
   EXPECT_EQ(h->at(1).occurrences, 3);
   EXPECT_EQ(h->at(1).note, "") << "a column added by version 2 has its default";
+  // Version 7: every occurrence counted on the one host version 6 knew, and the resolve in the
+  // activity.
+  EXPECT_EQ(h->at(1).hosts, 1);
 
   auto inc = store->GetIncident(1);
   ASSERT_TRUE(inc.ok()) << inc.status().message();

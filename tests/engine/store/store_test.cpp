@@ -4,12 +4,24 @@
 #include <sys/stat.h>
 
 #include "fixtures.h"
+#include "postgres_server.h"
 
 namespace triage::store {
 namespace {
 
 using testing::TempDir;
 using testing::ToolkitTooOld;
+
+// The tests of behaviour run against both back ends (SQLite and PostgreSQL); the tests of the
+// file itself (modes, WAL, paths) are SQLite's own.
+class StoreRecord : public testing::BackendTest {};
+class StoreGetIncident : public testing::BackendTest {};
+class StoreVerifications : public testing::BackendTest {};
+class StoreHistory : public testing::BackendTest {};
+class StoreSearch : public testing::BackendTest {};
+class StoreStats : public testing::BackendTest {};
+class StoreCheckpoints : public testing::BackendTest {};
+class StoreHeartbeat : public testing::BackendTest {};
 
 Store OpenOrDie(const std::string& path) {
   auto s = Store::Open(path);
@@ -63,9 +75,8 @@ TEST(StoreOpen, MissingFileWithoutCreateIsNotFound) {
   EXPECT_EQ(s.status().kind(), Status::Kind::kNotFound);
 }
 
-TEST(StoreRecord, SameFailureInTwoLogsIsOneIncidentWithTwoOccurrences) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreRecord, SameFailureInTwoLogsIsOneIncidentWithTwoOccurrences) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> monday{
       ToolkitTooOld("sglang-server", "120", "/var/log/a/sglang-server.log", 4242,
                     "2026-11-02T09:24:02")};
@@ -91,9 +102,8 @@ TEST(StoreRecord, SameFailureInTwoLogsIsOneIncidentWithTwoOccurrences) {
   EXPECT_EQ((*h)[0].status, "open");
 }
 
-TEST(StoreRecord, SameCauseOnAnotherArchitectureIsASecondIncident) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreRecord, SameCauseOnAnotherArchitectureIsASecondIncident) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{
       ToolkitTooOld("sglang-server", "120", "a.log", 1, "2026-11-02T09:24:02"),
       ToolkitTooOld("sglang-server", "100", "b.log", 2, "2026-11-02T10:00:00")};
@@ -109,18 +119,16 @@ TEST(StoreRecord, SameCauseOnAnotherArchitectureIsASecondIncident) {
   EXPECT_EQ((*h)[1].occurrences, 1);
 }
 
-TEST(StoreRecord, SameCauseOnAnotherServiceIsASecondIncident) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreRecord, SameCauseOnAnotherServiceIsASecondIncident) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{ToolkitTooOld("vllm", "120", "a.log", 1, std::nullopt),
                                     ToolkitTooOld("sglang", "120", "a.log", 1, std::nullopt)};
   ASSERT_TRUE(store.Record(batch).ok());
   EXPECT_NE(*batch[0].id, *batch[1].id);
 }
 
-TEST(StoreRecord, ResolvedIncidentReopensWhenItRecurs) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreRecord, ResolvedIncidentReopensWhenItRecurs) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> first{
       ToolkitTooOld("sglang", "120", "a.log", 1, "2026-11-02T09:00:00")};
   ASSERT_TRUE(store.Record(first).ok());
@@ -142,16 +150,14 @@ TEST(StoreRecord, ResolvedIncidentReopensWhenItRecurs) {
   EXPECT_EQ((*h)[0].occurrences, 2);
 }
 
-TEST(StoreRecord, ResolveOfAnUnknownIdIsNotFound) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreRecord, ResolveOfAnUnknownIdIsNotFound) {
+  Store store = OpenOrDie(target());
   Status s = store.Resolve(99, "");
   EXPECT_EQ(s.kind(), Status::Kind::kNotFound);
 }
 
-TEST(StoreRecord, TheSameOccurrenceReadTwiceIsNotARecurrence) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreRecord, TheSameOccurrenceReadTwiceIsNotARecurrence) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> a{ToolkitTooOld("s", "120", "a.log", 1, "2026-11-02T09:00:00")};
   std::vector<core::Incident> b = a;
   ASSERT_TRUE(store.Record(a).ok());
@@ -162,9 +168,8 @@ TEST(StoreRecord, TheSameOccurrenceReadTwiceIsNotARecurrence) {
   EXPECT_EQ((*h)[0].occurrences, 1);
 }
 
-TEST(StoreRecord, AnIncidentWithoutCausesIsRefusedAndNothingIsWritten) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreRecord, AnIncidentWithoutCausesIsRefusedAndNothingIsWritten) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{ToolkitTooOld("s", "120", "a.log", 1, std::nullopt),
                                     core::Incident{}};
   auto r = store.Record(batch);
@@ -176,9 +181,8 @@ TEST(StoreRecord, AnIncidentWithoutCausesIsRefusedAndNothingIsWritten) {
   EXPECT_TRUE(h->empty());
 }
 
-TEST(StoreRecord, EvidenceKeepsOnlyTheFirstAndLatestOccurrences) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreRecord, EvidenceKeepsOnlyTheFirstAndLatestOccurrences) {
+  Store store = OpenOrDie(target());
   int64_t id = 0;
   for (int run = 0; run < 50; ++run) {
     std::vector<core::Incident> batch{
@@ -202,9 +206,8 @@ TEST(StoreRecord, EvidenceKeepsOnlyTheFirstAndLatestOccurrences) {
   EXPECT_TRUE(pid_hits->empty()) << "a middle occurrence's evidence is gone";
 }
 
-TEST(StoreGetIncident, ReturnsTheCompleteIncident) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreGetIncident, ReturnsTheCompleteIncident) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{
       ToolkitTooOld("sglang", "120", "a.log", 7, "2026-11-02T09:24:02")};
   const core::Incident original = batch[0];
@@ -254,9 +257,8 @@ TEST(StoreGetIncident, ReturnsTheCompleteIncident) {
   EXPECT_EQ(store.GetIncident(12345).status().kind(), Status::Kind::kNotFound);
 }
 
-TEST(StoreVerifications, LatestVerdictPerVerifierAndHostIsKept) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreVerifications, LatestVerdictPerVerifierAndHostIsKept) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{ToolkitTooOld("s", "120", "a.log", 1, std::nullopt)};
   batch[0].causes[0].verifications = {
       {"cuda.toolkits", core::Verdict::kInconclusive, "no driver", "{}", "ct200", 12}};
@@ -286,9 +288,8 @@ TEST(StoreVerifications, LatestVerdictPerVerifierAndHostIsKept) {
   EXPECT_EQ(v[1].verdict, core::Verdict::kRefuted);
 }
 
-TEST(StoreHistory, FiltersBySinceServiceCauseAndLimit) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreHistory, FiltersBySinceServiceCauseAndLimit) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{
       ToolkitTooOld("a", "120", "a.log", 1, "2026-11-01T00:00:00"),
       ToolkitTooOld("b", "120", "b.log", 1, "2026-11-02T00:00:00"),
@@ -339,9 +340,8 @@ TEST(StoreHistory, FiltersBySinceServiceCauseAndLimit) {
   EXPECT_EQ((*limited)[0].service, "svc5");
 }
 
-TEST(StoreSearch, FindsEvidenceNewestFirst) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreSearch, FindsEvidenceNewestFirst) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{ToolkitTooOld("a", "120", "a.log", 1, std::nullopt),
                                     ToolkitTooOld("b", "90", "b.log", 1, std::nullopt)};
   ASSERT_TRUE(store.Record(batch).ok());
@@ -358,9 +358,8 @@ TEST(StoreSearch, FindsEvidenceNewestFirst) {
   for (const auto& h : *one) EXPECT_EQ(h.incident_id, *batch[0].id);
 }
 
-TEST(StoreSearch, AcceptsAnyTextFtsOperatorsAndQuotesIncluded) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreSearch, AcceptsAnyTextFtsOperatorsAndQuotesIncluded) {
+  Store store = OpenOrDie(target());
   core::Incident inc = ToolkitTooOld("a", "120", "a.log", 1, std::nullopt);
   inc.causes[0].evidence.push_back(
       {"a.log", 99, "ValueError: bad value \"AND\" NOT (allowed) near: x* col:1 ^start"});
@@ -400,9 +399,8 @@ TEST(StoreSearch, AcceptsAnyTextFtsOperatorsAndQuotesIncluded) {
   EXPECT_TRUE(store.History({}).ok());
 }
 
-TEST(StoreStats, CountsByCauseServiceAndDay) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreStats, CountsByCauseServiceAndDay) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{
       ToolkitTooOld("a", "120", "a1.log", 1, "2026-11-01T10:00:00"),
       ToolkitTooOld("a", "120", "a2.log", 2, "2026-11-02T10:00:00"),
@@ -427,9 +425,8 @@ TEST(StoreStats, CountsByCauseServiceAndDay) {
   EXPECT_EQ(s->by_day[1].occurrences, 1);
 }
 
-TEST(StoreCheckpoints, CommittedWithTheIncidentsTheyProduced) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreCheckpoints, CommittedWithTheIncidentsTheyProduced) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{ToolkitTooOld("s", "120", "a.log", 1, std::nullopt)};
   std::vector<SourceCheckpoint> cps{{"/var/log/a.log", 1234, 5678, ""}};
   ASSERT_TRUE(store.Record(batch, &cps).ok());
@@ -458,9 +455,8 @@ TEST(StoreCheckpoints, CommittedWithTheIncidentsTheyProduced) {
   EXPECT_FALSE(none->has_value());
 }
 
-TEST(StoreCheckpoints, AnEmptyBatchWritesOnlyTheCheckpoints) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreCheckpoints, AnEmptyBatchWritesOnlyTheCheckpoints) {
+  Store store = OpenOrDie(target());
   std::vector<core::Incident> none;
   std::vector<SourceCheckpoint> cps{{"/var/log/quiet.log", 7, 4096, ""}};
   auto r = store.Record(none, &cps);
@@ -474,9 +470,8 @@ TEST(StoreCheckpoints, AnEmptyBatchWritesOnlyTheCheckpoints) {
   EXPECT_TRUE(h->empty());
 }
 
-TEST(StoreHeartbeat, RoundTripsCountersAndLastError) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreHeartbeat, RoundTripsCountersAndLastError) {
+  Store store = OpenOrDie(target());
   auto none = store.GetHeartbeat();
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
@@ -517,9 +512,8 @@ TEST(StoreTimes, NormalizeKeepsSecondsDropsFractionsAndAppliesZones) {
   EXPECT_FALSE(NormalizeTime("2026-11-02").has_value());
 }
 
-TEST(StoreRecord, TimesFallBackToTheTimeOfReading) {
-  TempDir dir;
-  Store store = OpenOrDie(dir.File("t.db"));
+TEST_P(StoreRecord, TimesFallBackToTheTimeOfReading) {
+  Store store = OpenOrDie(target());
   const std::string before = NowUtc();
   std::vector<core::Incident> batch{ToolkitTooOld("s", "120", "a.log", 1, std::nullopt)};
   ASSERT_TRUE(store.Record(batch).ok());
@@ -529,6 +523,99 @@ TEST(StoreRecord, TimesFallBackToTheTimeOfReading) {
   EXPECT_GE((*h)[0].first_seen, before);
   EXPECT_LE((*h)[0].first_seen, after);
 }
+
+TEST_P(StoreRecord, ResolveKeepsEveryNoteInTheActivity) {
+  Store store = OpenOrDie(target());
+  std::vector<core::Incident> first{ToolkitTooOld("s", "120", "a.log", 1, "2026-11-02T09:00:00")};
+  ASSERT_TRUE(store.Record(first).ok());
+  const int64_t id = *first[0].id;
+  ASSERT_TRUE(store.Resolve(id, "installed CUDA 12.9").ok());
+  std::vector<core::Incident> again{ToolkitTooOld("s", "120", "b.log", 2, "2026-11-03T09:00:00")};
+  ASSERT_TRUE(store.Record(again).ok());
+  ASSERT_TRUE(store.Resolve(id, "").ok()) << "a resolve without a note";
+  auto got = store.GetIncident(id);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(got->summary.status, "resolved");
+  EXPECT_EQ(got->summary.note, "installed CUDA 12.9") << "an empty note erases nothing";
+  ASSERT_EQ(got->activity.size(), 3u);
+  EXPECT_EQ(got->activity[0].action, "resolved");
+  EXPECT_EQ(got->activity[0].note, "installed CUDA 12.9");
+  EXPECT_EQ(got->activity[1].action, "reopened");
+  EXPECT_EQ(got->activity[2].action, "resolved");
+  EXPECT_EQ(got->activity[2].note, "");
+  for (const auto& a : got->activity) EXPECT_EQ(a.time.size(), 19u) << a.time;
+  const std::string json = StoredIncidentJson(*got);
+  EXPECT_NE(json.find("\"activity\":[{\"time\":"), std::string::npos) << json;
+}
+
+TEST_P(StoreHistory, FiltersByStatus) {
+  Store store = OpenOrDie(target());
+  std::vector<core::Incident> batch{ToolkitTooOld("a", "120", "a.log", 1, "2026-11-02T09:00:00"),
+                                    ToolkitTooOld("b", "120", "b.log", 1, "2026-11-02T09:00:00")};
+  ASSERT_TRUE(store.Record(batch).ok());
+  ASSERT_TRUE(store.Resolve(*batch[1].id, "done").ok());
+  HistoryFilter f;
+  f.status = "resolved";
+  auto resolved = store.History(f);
+  ASSERT_TRUE(resolved.ok());
+  ASSERT_EQ(resolved->size(), 1u);
+  EXPECT_EQ((*resolved)[0].id, *batch[1].id);
+  f.status = "open";
+  auto open = store.History(f);
+  ASSERT_TRUE(open.ok());
+  ASSERT_EQ(open->size(), 1u);
+  EXPECT_EQ((*open)[0].id, *batch[0].id);
+}
+
+TEST_P(StoreRecord, TheSameCrashOnTwoHostsIsOneIncidentOnTwoHosts) {
+  Store store = OpenOrDie(target());
+  auto on_a = ToolkitTooOld("sglang", "120", "/var/log/sglang.log", 1, "2026-11-02T09:00:00");
+  auto on_b = on_a;
+  on_a.host = "gpu-a";
+  on_b.host = "gpu-b";
+  auto later_on_a = ToolkitTooOld("sglang", "120", "/var/log/sglang.log", 1, "2026-11-04T09:00:00");
+  later_on_a.host = "gpu-a";
+  std::vector<core::Incident> batch{on_a, on_b, later_on_a};
+  auto r = store.Record(batch);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->new_incidents, 1);
+  EXPECT_EQ(r->recurrences, 2);
+  auto h = store.History({});
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h->size(), 1u);
+  EXPECT_EQ((*h)[0].occurrences, 3);
+  EXPECT_EQ((*h)[0].hosts, 2);
+  auto got = store.GetIncident((*h)[0].id);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->hosts.size(), 2u);
+  EXPECT_EQ(got->hosts[0].host, "gpu-a");
+  EXPECT_EQ(got->hosts[0].occurrences, 2);
+  EXPECT_EQ(got->hosts[0].first_seen, "2026-11-02T09:00:00");
+  EXPECT_EQ(got->hosts[0].last_seen, "2026-11-04T09:00:00");
+  EXPECT_EQ(got->hosts[1].host, "gpu-b");
+  EXPECT_EQ(got->hosts[1].occurrences, 1);
+  auto stats = store.GetStats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->hosts, 2);
+  ASSERT_EQ(stats->by_host.size(), 2u);
+  EXPECT_EQ(stats->by_host[0].key, "gpu-a");
+  EXPECT_EQ(stats->by_host[0].occurrences, 2);
+  // Read again, none of it counts.
+  std::vector<core::Incident> again{on_a, on_b, later_on_a};
+  ASSERT_TRUE(store.Record(again).ok());
+  h = store.History({});
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ((*h)[0].occurrences, 3);
+}
+
+TRIAGE_ON_EACH_BACKEND(StoreRecord);
+TRIAGE_ON_EACH_BACKEND(StoreGetIncident);
+TRIAGE_ON_EACH_BACKEND(StoreVerifications);
+TRIAGE_ON_EACH_BACKEND(StoreHistory);
+TRIAGE_ON_EACH_BACKEND(StoreSearch);
+TRIAGE_ON_EACH_BACKEND(StoreStats);
+TRIAGE_ON_EACH_BACKEND(StoreCheckpoints);
+TRIAGE_ON_EACH_BACKEND(StoreHeartbeat);
 
 }  // namespace
 }  // namespace triage::store

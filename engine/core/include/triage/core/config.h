@@ -19,6 +19,7 @@ struct Config {
   std::vector<std::string> rule_folders;  // extra folders, after the shipped packs
   // [store]
   std::optional<std::string> store_path;
+  std::optional<std::string> store_url;  // a shared PostgreSQL store; wins over store_path
   // [watch]
   std::vector<std::string> watch_folders;
   std::vector<std::string> watch_include;  // globs; empty: the defaults

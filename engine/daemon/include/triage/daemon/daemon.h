@@ -109,6 +109,8 @@ struct WatchOptions {
   // Seconds without new bytes after which a file's open incidents are closed and written;
   // unset: the configuration's [watch] quiet_gap (default 300 s).
   std::optional<double> quiet_gap_seconds;
+  // --host: the host of incidents whose lines name none; empty: this machine's name.
+  std::string host;
   // After a fatal line (a fatal signature) the process has stopped: once its file has been quiet
   // this long, the incident is closed and written without waiting for the quiet gap. Long
   // enough that the rest of the same crash written by a later write (the traceback after an

@@ -1,5 +1,7 @@
-// The incident store: one SQLite database that the daemon and `triage analyze` write and that
-// people query while they run (docs/schema.md is the contract for the file itself).
+// The incident store: one database that the daemon and `triage analyze` write and that people
+// query while they run. SQLite, one file per host, is the default; a PostgreSQL database
+// (`postgresql://...`) is shared by the daemons of many hosts (docs/schema.md is the contract
+// for both).
 //
 // What it does
 //   - Record() files incidents by fingerprint: the same root causes with the same defining
@@ -13,8 +15,9 @@
 //     Export (JSON lines), verifications, source checkpoints, the daemon's heartbeat.
 //
 // Ownership and threads
-//   A Store owns one SQLite connection. It is movable, not copyable, and not thread-safe: use
-//   one Store per thread (several Stores, in one process or many, may share a file).
+//   A Store owns one connection (SQLite or PostgreSQL). It is movable, not copyable, and not
+//   thread-safe: use one Store per thread (several Stores, in one process or many, may share a
+//   file).
 //
 // Errors
 //   Every call returns a Status or a Result: Busy when another process held the database longer
@@ -38,7 +41,7 @@
 namespace triage::store {
 
 // The schema version this build writes (PRAGMA user_version). Older files are migrated on open.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 7;
 
 // Where a tailed source had been read up to (for the daemon's resume after restart). A
 // checkpoint is keyed by the file's identity (dev, inode), not its path: a file keeps it through
@@ -76,7 +79,23 @@ struct IncidentSummary {
   std::string first_seen;  // ISO 8601: the log's own time when it had one, else time of reading
   std::string last_seen;
   std::string status;  // "open", "resolved", "reopened"
-  std::string note;    // the note given when last resolved, empty when none
+  std::string note;    // the latest note given to `resolve`, empty when none
+  int64_t hosts = 0;   // distinct hosts it occurred on
+};
+
+// One host an incident occurred on.
+struct HostOccurrences {
+  std::string host;
+  int64_t occurrences = 0;
+  std::string first_seen;
+  std::string last_seen;
+};
+
+// One entry of an incident's activity: resolved (with its note, maybe empty) or reopened.
+struct Activity {
+  std::string time;    // UTC, when it was written
+  std::string action;  // "resolved", "reopened"
+  std::string note;
 };
 
 // An incident as stored: the analyze-shaped incident plus its history.
@@ -85,6 +104,8 @@ struct StoredIncident {
   // Complete: every root cause with its evidence (the first occurrence's, then the latest
   // occurrence's), symptoms and verifications. `incident.id` is set.
   core::Incident incident;
+  std::vector<HostOccurrences> hosts;  // most occurrences first
+  std::vector<Activity> activity;      // oldest first
 };
 
 struct HistoryFilter {
@@ -92,6 +113,7 @@ struct HistoryFilter {
   std::optional<std::string> until;    // ISO 8601; incidents first seen at or before it
   std::optional<std::string> service;  // exact service name
   std::optional<std::string> cause;    // a root cause id, or a prefix of ids ("cuda" -> cuda.*)
+  std::optional<std::string> status;   // "open", "resolved" or "reopened"
   int64_t limit = 50;                  // <= 0: no limit
 };
 
@@ -117,9 +139,11 @@ struct Stats {
   int64_t incidents = 0;
   int64_t occurrences = 0;
   int64_t open = 0;  // open or reopened
+  int64_t hosts = 0;                 // distinct hosts incidents occurred on
   std::vector<StatsRow> by_cause;    // root causes (an incident counts under each of its causes)
   std::vector<StatsRow> by_service;
   std::vector<StatsRow> by_day;      // the day an occurrence was seen
+  std::vector<StatsRow> by_host;     // the hosts (an incident counts under each of its hosts)
 };
 
 struct StoreOptions {
@@ -127,6 +151,13 @@ struct StoreOptions {
   int busy_timeout_ms = 5000;
   // Create the file (and its parent folders, user-only) when it does not exist.
   bool create = true;
+  // Only read through this connection (history, show, search, stats, export, status): the
+  // file is opened read-only, so a file without write permission or on a read-only mount can be
+  // read. Where even the locking files cannot be made (a read-only mount), it is opened
+  // immutable: what a writer still holds in its -wal file is then not seen. A file missing is
+  // still created when `create` is set (an empty store reads as empty); a file of an older
+  // schema is refused (migrating it needs a write). Writing through such a Store fails.
+  bool read_only = false;
   // A cap on the database file's size (0: none). A write that would pass it fails with
   // Io "disk full" and is rolled back, like a full disk.
   int64_t max_size_bytes = 0;
@@ -145,6 +176,10 @@ class Store {
   // Opens (creating when allowed) the database at `path`: parent folders 0700, file 0600, WAL,
   // busy timeout, foreign keys; migrates an older schema to kSchemaVersion. A file written by a
   // newer triage is refused (Corrupt, "schema version N is newer than this triage").
+  // `path` may instead be a PostgreSQL URL ("postgresql://..." or "postgres://...", libpq's
+  // URI form): libpq.so.5 is loaded then (Unavailable, naming the package libpq5, when it is
+  // absent; Unavailable too when the server cannot be reached), the schema created or migrated
+  // in one transaction. path() is then the URL without its password.
   static Result<Store> Open(const std::string& path, const StoreOptions& options = {});
 
   Store(Store&&) noexcept;
@@ -171,7 +206,8 @@ class Store {
   // operators, quotes and brackets are searched for, not obeyed; all words must occur.
   Result<std::vector<SearchHit>> Search(std::string_view text, int64_t limit = 50);
   Result<Stats> GetStats();
-  // Marks an incident resolved (with an optional note); it reopens when it recurs.
+  // Marks an incident resolved; it reopens when it recurs. The note (may be empty) is added to
+  // its activity; an empty note leaves the incident's latest note as it was.
   Status Resolve(int64_t id, const std::string& note);
   // Streams incidents last seen at or after `since` (all when empty), oldest first, one JSON
   // object per call of `line` (StoredIncidentJson). Stops at the first non-ok Status `line`
@@ -207,7 +243,9 @@ class Store {
 };
 
 // A stored incident as one JSON object: the object of `analyze --json` (core::WriteIncidentJson)
-// followed by "fingerprint", "occurrences", "first_seen", "last_seen", "status" and "note".
+// followed by "fingerprint", "occurrences", "first_seen", "last_seen", "status", "note", "hosts"
+// (how many), "per_host" ([{host, occurrences, first_seen, last_seen}]) and "activity"
+// ([{time, action, note}]).
 std::string StoredIncidentJson(const StoredIncident& stored);
 
 // A point in time as --since and --until take it, in the forms of systemd.time(7): "2d", "12h",
@@ -222,6 +260,10 @@ Result<std::string> ParseSince(std::string_view text, int64_t now);
 // time (a zone that follows it applied, a fraction dropped; without a zone it is taken as UTC),
 // else nullopt.
 std::optional<std::string> NormalizeTime(std::string_view time);
+
+// True when `target` (a --db value) names a PostgreSQL server ("postgresql://", "postgres://")
+// rather than a file.
+bool IsServerUrl(const std::string& target);
 
 // Current UTC time as "YYYY-MM-DDTHH:MM:SS".
 std::string NowUtc();

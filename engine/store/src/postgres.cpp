@@ -1,0 +1,346 @@
+#include "postgres.h"
+
+#include <dlfcn.h>
+#include <libpq-fe.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+namespace triage::store::detail {
+
+namespace {
+
+// The libpq functions the driver calls, resolved from the library once. The types come from
+// libpq's own header, so a prototype cannot drift from the library's.
+struct Libpq {
+  decltype(&PQconnectdb) connectdb = nullptr;
+  decltype(&PQstatus) status = nullptr;
+  decltype(&PQerrorMessage) error_message = nullptr;
+  decltype(&PQfinish) finish = nullptr;
+  decltype(&PQexec) exec = nullptr;
+  decltype(&PQexecParams) exec_params = nullptr;
+  decltype(&PQresultStatus) result_status = nullptr;
+  decltype(&PQresultErrorField) result_error_field = nullptr;
+  decltype(&PQresultErrorMessage) result_error_message = nullptr;
+  decltype(&PQclear) clear = nullptr;
+  decltype(&PQntuples) ntuples = nullptr;
+  decltype(&PQgetvalue) getvalue = nullptr;
+  decltype(&PQgetlength) getlength = nullptr;
+  decltype(&PQgetisnull) getisnull = nullptr;
+  decltype(&PQsetNoticeProcessor) set_notice_processor = nullptr;
+};
+
+// Loads libpq.so.5 once per process; the handle stays open for the process's life (libpq
+// keeps global state, such as its SSL initialisation, that must not be unloaded).
+Result<const Libpq*> LoadLibpq() {
+  static std::once_flag once;
+  static Libpq lib;
+  static std::string error;
+  std::call_once(once, [] {
+    // A constant soname: nothing from a log or a user reaches the loader.
+    void* h = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* why = dlerror();
+      error = std::string("cannot load libpq.so.5 (install the package libpq5): ") +
+              (why ? why : "not found");
+      return;
+    }
+    bool ok = true;
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+      if (!fn) ok = false;
+    };
+    sym(lib.connectdb, "PQconnectdb");
+    sym(lib.status, "PQstatus");
+    sym(lib.error_message, "PQerrorMessage");
+    sym(lib.finish, "PQfinish");
+    sym(lib.exec, "PQexec");
+    sym(lib.exec_params, "PQexecParams");
+    sym(lib.result_status, "PQresultStatus");
+    sym(lib.result_error_field, "PQresultErrorField");
+    sym(lib.result_error_message, "PQresultErrorMessage");
+    sym(lib.clear, "PQclear");
+    sym(lib.ntuples, "PQntuples");
+    sym(lib.getvalue, "PQgetvalue");
+    sym(lib.getlength, "PQgetlength");
+    sym(lib.getisnull, "PQgetisnull");
+    sym(lib.set_notice_processor, "PQsetNoticeProcessor");
+    if (!ok) error = "libpq.so.5 lacks a function triage needs (libpq5 too old?)";
+  });
+  if (!error.empty()) return Status::Unavailable(error);
+  return &lib;
+}
+
+extern "C" void DropNotice(void*, const char*) {}
+
+// libpq's messages end in a newline (sometimes several lines); one line for ours.
+std::string OneLine(const char* msg) {
+  std::string s = msg ? msg : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  for (char& c : s)
+    if (c == '\n') c = ' ';
+  return s;
+}
+
+// PostgreSQL text must be valid UTF-8 without NUL; log text may be anything. Invalid bytes and
+// NUL become U+FFFD, as the report writer shows them.
+std::string ValidUtf8(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  size_t i = 0;
+  while (i < in.size()) {
+    const unsigned char c = static_cast<unsigned char>(in[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = n != 0 && c != 0 && i + n <= in.size() && !(n == 2 && c < 0xC2);
+    for (size_t k = 1; ok && k < n; ++k)
+      ok = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
+    if (ok && n >= 3) {
+      const unsigned char c1 = static_cast<unsigned char>(in[i + 1]);
+      if (n == 3)
+        ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+      else
+        ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90) && c <= 0xF4;
+    }
+    if (ok) {
+      out.append(in.data() + i, n);
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+// "?12" -> "$12" outside quoted text: the store writes one SQL for both dialects.
+std::string ToDollarParams(const std::string& sql) {
+  std::string out;
+  out.reserve(sql.size());
+  char quote = 0;
+  for (size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '?' && i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9') {
+      out += '$';
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// The Status of a failed statement, by its SQLSTATE class.
+Status ResultStatus(const Libpq& pq, PGresult* res, PGconn* conn, std::string_view what) {
+  const char* state = res ? pq.result_error_field(res, PG_DIAG_SQLSTATE) : nullptr;
+  std::string why = OneLine(res ? pq.result_error_message(res) : pq.error_message(conn));
+  if (why.empty()) why = OneLine(pq.error_message(conn));
+  const std::string prefix = std::string(what) + ": ";
+  const std::string code = state ? state : "";
+  if (code == "40001" || code == "40P01" || code == "55P03") {
+    return Status::Busy(
+        prefix +
+        "the database is locked by another writer (gave up after the busy timeout): " + why);
+  }
+  if (code == "53100") return Status::Io(prefix + "disk full: " + why);
+  if (code == "25006") return Status::Io(prefix + "the database is read-only: " + why);
+  if (code.rfind("23", 0) == 0 || code.rfind("22", 0) == 0)
+    return Status::InvalidInput(prefix + why);
+  if (code.rfind("08", 0) == 0 || code.empty()) return Status::Unavailable(prefix + why);
+  return Status::Io(prefix + why);
+}
+
+struct ResultCloser {
+  const Libpq* pq;
+  void operator()(PGresult* r) const {
+    if (r) pq->clear(r);
+  }
+};
+using ResultPtr = std::unique_ptr<PGresult, ResultCloser>;
+
+class PgStmt final : public Stmt {
+ public:
+  PgStmt(const Libpq& pq, PGconn* conn, std::string sql)
+      : pq_(pq), conn_(conn), sql_(ToDollarParams(sql)), result_(nullptr, ResultCloser{&pq}) {}
+
+  Stmt& BindNull(int i) override {
+    Slot(i) = Param{std::nullopt, 0};
+    return *this;
+  }
+  Result<bool> Step() override {
+    if (!executed_) {
+      std::vector<const char*> values(params_.size());
+      std::vector<Oid> types(params_.size());
+      for (size_t k = 0; k < params_.size(); ++k) {
+        values[k] = params_[k].value ? params_[k].value->c_str() : nullptr;
+        types[k] = params_[k].type;
+      }
+      result_.reset(pq_.exec_params(conn_, sql_.c_str(), int(params_.size()), types.data(),
+                                    values.data(), nullptr, nullptr, 0));
+      const ExecStatusType st = result_ ? pq_.result_status(result_.get()) : PGRES_FATAL_ERROR;
+      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        Status s = ResultStatus(pq_, result_.get(), conn_, "database");
+        Reset();
+        return s;
+      }
+      executed_ = true;
+      rows_ = pq_.ntuples(result_.get());
+      row_ = -1;
+    }
+    if (row_ + 1 >= rows_) {
+      row_ = rows_;
+      return false;
+    }
+    ++row_;
+    return true;
+  }
+  void Reset() override {
+    result_.reset();
+    params_.clear();
+    executed_ = false;
+    rows_ = row_ = 0;
+  }
+  int64_t Int(int col) const override {
+    return IsNull(col) ? 0 : std::strtoll(pq_.getvalue(result_.get(), row_, col), nullptr, 10);
+  }
+  double Double(int col) const override {
+    return IsNull(col) ? 0 : std::strtod(pq_.getvalue(result_.get(), row_, col), nullptr);
+  }
+  bool IsNull(int col) const override { return pq_.getisnull(result_.get(), row_, col) != 0; }
+  std::string Text(int col) const override {
+    return std::string(pq_.getvalue(result_.get(), row_, col),
+                       size_t(pq_.getlength(result_.get(), row_, col)));
+  }
+
+ protected:
+  // Values go as text with their types named (int8, float8, text), so the server never has to
+  // guess a parameter's type from where it stands.
+  Stmt& BindInt(int i, int64_t v) override {
+    Slot(i) = Param{std::to_string(v), 20};
+    return *this;
+  }
+  Stmt& BindDouble(int i, double v) override {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    Slot(i) = Param{std::string(buf), 701};
+    return *this;
+  }
+  Stmt& BindText(int i, std::string_view v) override {
+    Slot(i) = Param{ValidUtf8(v), 25};
+    return *this;
+  }
+
+ private:
+  // A parameter never bound (a fragment of the SQL that was left out) goes as a NULL text; one
+  // bound NULL has its type from where it stands (0).
+  struct Param {
+    std::optional<std::string> value;
+    Oid type = 25;
+  };
+  Param& Slot(int i) {
+    if (params_.size() < size_t(i)) params_.resize(size_t(i));
+    return params_[size_t(i) - 1];
+  }
+  const Libpq& pq_;
+  PGconn* conn_;
+  std::string sql_;
+  std::vector<Param> params_;
+  ResultPtr result_;
+  bool executed_ = false;
+  int rows_ = 0;
+  int row_ = 0;
+};
+
+// The key of the advisory lock every writing transaction takes ("triage" in ASCII): writers are
+// one at a time, as on SQLite, so a batch reads and writes incidents without a race.
+constexpr const char* kWriteLock = "SELECT pg_advisory_xact_lock(7526769026352741)";
+
+class PgDb final : public Db {
+ public:
+  PgDb(const Libpq& pq, PGconn* conn) : pq_(pq), conn_(conn) {}
+  ~PgDb() override {
+    cache_.clear();
+    pq_.finish(conn_);
+  }
+  Dialect dialect() const override { return Dialect::kPostgres; }
+  Status Exec(const char* sql, std::string_view what) override {
+    ResultPtr r(pq_.exec(conn_, sql), ResultCloser{&pq_});
+    const ExecStatusType st = r ? pq_.result_status(r.get()) : PGRES_FATAL_ERROR;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+      return ResultStatus(pq_, r.get(), conn_, what);
+    return Status::Ok();
+  }
+  Result<Stmt*> Prepare(const std::string& sql) override {
+    auto it = cache_.find(sql);
+    if (it != cache_.end()) return it->second.get();
+    auto stmt = std::make_unique<PgStmt>(pq_, conn_, sql);
+    Stmt* p = stmt.get();
+    cache_.emplace(sql, std::move(stmt));
+    return p;
+  }
+  Status Begin(Mode mode) override {
+    if (mode == Mode::kRead)
+      return Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "database");
+    Status s = Exec("BEGIN", "database");
+    if (!s.ok()) return s;
+    s = Exec(kWriteLock, "database");
+    if (!s.ok()) Rollback();
+    return s;
+  }
+  Status Commit() override { return Exec("COMMIT", "database"); }
+  void Rollback() override { ResultPtr r(pq_.exec(conn_, "ROLLBACK"), ResultCloser{&pq_}); }
+
+ private:
+  const Libpq& pq_;
+  PGconn* conn_;
+  std::unordered_map<std::string, std::unique_ptr<Stmt>> cache_;
+};
+
+}  // namespace
+
+bool IsPostgresUrl(const std::string& target) {
+  return target.rfind("postgresql://", 0) == 0 || target.rfind("postgres://", 0) == 0;
+}
+
+std::string RedactUrl(const std::string& url) {
+  // scheme://user:password@host/... -> scheme://user:***@host/...
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const size_t at = url.find('@', scheme + 3);
+  const size_t slash = url.find('/', scheme + 3);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return url;
+  const size_t colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
+Result<std::unique_ptr<Db>> OpenPostgres(const std::string& url, int busy_timeout_ms) {
+  auto pq = LoadLibpq();
+  if (!pq.ok()) return pq.status();
+  const Libpq& lib = **pq;
+  PGconn* conn = lib.connectdb(url.c_str());
+  if (!conn) return Status::Unavailable("cannot connect (out of memory)");
+  if (lib.status(conn) != CONNECTION_OK) {
+    std::string why = OneLine(lib.error_message(conn));
+    lib.finish(conn);
+    return Status::Unavailable("cannot connect: " + why);
+  }
+  lib.set_notice_processor(conn, DropNotice, nullptr);
+  auto db = std::make_unique<PgDb>(lib, conn);
+  // Settings of this session only; the numbers are computed here, not text from outside.
+  const std::string settings = "SET client_encoding = 'UTF8'; SET lock_timeout = " +
+                               std::to_string(busy_timeout_ms > 0 ? busy_timeout_ms : 0) +
+                               "; SET client_min_messages = warning";
+  Status s = db->Exec(settings.c_str(), "database");
+  if (!s.ok()) return s;
+  return std::unique_ptr<Db>(std::move(db));
+}
+
+}  // namespace triage::store::detail
