@@ -644,6 +644,8 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     }
     for (auto& inc : results[i].incidents) incidents.push_back(std::move(inc));
   }
+  // The rank files or pods of one job given together: one incident for the job's failure.
+  if (inputs.size() > 1) core::MergeJobIncidents(incidents);
 
   if (Status st = StoreAndVerify(incidents, s, *config); !st.ok()) {
     PrintError("store", st.message());

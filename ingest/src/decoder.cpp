@@ -405,6 +405,17 @@ size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
     if (At(s, after, ':')) ++after;
     return SkipOne(s, after);
   }
+  // torchrun's --tee/--redirects prefix: the role and the local rank, "[default0]:" (the role
+  // is a word, "default" unless the job names it); the colon right after is part of the form,
+  // and what follows it is the process's line as it wrote it (no space added).
+  if (At(s, after, ':') && in.size() >= 2 && in.size() <= 40 && IsAlpha(in[0])) {
+    size_t d = 0;
+    while (d < in.size() && IsAlpha(in[d])) ++d;
+    if (d < in.size() && Digits(in, d, in.size() - d)) {
+      env.SetProcess(in);
+      return after + 1;
+    }
+  }
   // [2026-11-02 09:14:03] and SGLang's [2026-11-02 09:14:03 DP0 TP3]
   if (Digits(in, 0, 4) && At(in, 4, '-')) {
     Envelope tmp;

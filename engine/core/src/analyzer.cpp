@@ -15,7 +15,9 @@
 #include <optional>
 #include <set>
 
+#include "job.h"
 #include "ranker.h"
+#include "times.h"
 #include "triage/core/rules.h"
 #include "triage/ingest/pipeline.h"
 
@@ -73,41 +75,10 @@ std::string ShippedRulesDir() {
 
 namespace {
 
-// Seconds since the epoch of an ISO 8601 time that carries a full date; nullopt otherwise
-// (a year-less or boot-relative stamp is not comparable across sources).
+// Seconds since the epoch of a time that carries a full date (see DatedSeconds).
 std::optional<double> ParseTime(const ingest::OptionalString& t) {
-  if (!t || t->size() < 19) return std::nullopt;
-  const std::string& s = *t;
-  auto num = [&](size_t pos, size_t len, int& out) {
-    out = 0;
-    for (size_t k = pos; k < pos + len; ++k) {
-      if (!std::isdigit(static_cast<unsigned char>(s[k]))) return false;
-      out = out * 10 + (s[k] - '0');
-    }
-    return true;
-  };
-  int y, mo, d, h, mi, se;
-  if (!num(0, 4, y) || s[4] != '-' || !num(5, 2, mo) || s[7] != '-' || !num(8, 2, d) ||
-      (s[10] != 'T' && s[10] != ' ') || !num(11, 2, h) || s[13] != ':' || !num(14, 2, mi) ||
-      s[16] != ':' || !num(17, 2, se))
-    return std::nullopt;
-  // Days from the civil date (proleptic Gregorian).
-  y -= mo <= 2;
-  const int era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = unsigned(y - era * 400);
-  const unsigned doy = unsigned((153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1);
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const double days = double(era) * 146097 + double(doe) - 719468;
-  double secs = days * 86400 + h * 3600 + mi * 60 + se;
-  if (s.size() > 20 && s[19] == '.') {
-    double frac = 0, scale = 0.1;
-    for (size_t k = 20; k < s.size() && std::isdigit(static_cast<unsigned char>(s[k])); ++k) {
-      frac += (s[k] - '0') * scale;
-      scale /= 10;
-    }
-    secs += frac;
-  }
-  return secs;
+  if (!t) return std::nullopt;
+  return detail::DatedSeconds(*t);
 }
 
 // Seconds within the year of a time with or without its year ("2026-11-02T09:14:03",
@@ -189,6 +160,10 @@ struct Analyzer::Impl {
     bool definitive = false;     // a fatal line, or a traceback no benign line followed
     uint64_t tentative_line = 0;  // the last unconfirmed failure's line
     uint64_t failures_dropped = 0;  // failures past max_failures_per_window (counted, not kept)
+    // The job's processes that failed in it, in order (Incident::actors), and the rank that
+    // torchrun's agent names as the first observed failure, if one of its failures did.
+    detail::ActorList actors;
+    std::string first_observed;
   };
   // A signal seen outside any window: it joins a failure that follows soon enough.
   struct Pending {
@@ -261,6 +236,10 @@ struct Analyzer::Impl {
       for (const auto& f : w->failures) inc.failure_line = std::min(inc.failure_line, f.line);
       inc.started = w->started;
       inc.ended = w->ended;
+      detail::ActorList actors = w->actors;
+      actors.PutFirst(w->first_observed);
+      inc.actors = std::move(actors.names);
+      inc.more_actors = actors.more;
       detail::RankCauses(*rules, w->hits, w->failures, inc);
       closed.push_back(std::move(inc));
     }
@@ -324,7 +303,6 @@ struct Analyzer::Impl {
   struct FailureFacts {
     std::vector<int> causes;           // the root causes its hits point at: none for a bare report
     std::string pid;                   // the pid its process prefix names
-    bool untagged = false;             // its lines carry no process prefix
     std::optional<double> clock;       // ParseClock of its time
     std::optional<double> waited;      // seconds a timed-out wait had run (a `ran_ms` capture)
   };
@@ -343,9 +321,10 @@ struct Analyzer::Impl {
 
   // Whether a failure of another stream belongs to window `w`: a report that names no cause
   // of its own (an engine's or a child's end seen from the API server or the launcher) does;
-  // otherwise only with a link: a pid both name, or a cause of the window that explains the
-  // failure's, in time. Two failures with the same cause and no explaining root between them
-  // are two incidents (three ranks timing out on their own, two ranks out of memory).
+  // otherwise only with a link: a pid both name, a cause of the window that is the failure's
+  // own (one job's ranks or workers failing for one cause close together are one incident,
+  // DESIGN.md section 5b: eight tensor-parallel workers printing one traceback, three ranks
+  // timing out), or one that explains the failure's, in time.
   std::vector<int> WindowCauses(const Window& w) const {
     std::set<int> sigs;
     for (const auto& h : w.hits) sigs.insert(h.hit.signature);
@@ -370,14 +349,9 @@ struct Analyzer::Impl {
     if (!f.pid.empty() && w.pids.count(f.pid)) return true;
     const auto& causes = rules->causes();
     const std::vector<int> window_causes = WindowCauses(w);
-    // Lines without a process prefix belong to no process in particular (a child's raw output,
-    // the launcher's): the same cause there and in a tagged process is one failure told twice
-    // (ninja's output, then the exception quoting it).
-    const bool untagged = f.untagged || std::any_of(w.failures.begin(), w.failures.end(),
-                                                    [](const detail::FailureRecord& r) {
-                                                      return r.stream.back() == '|';
-                                                    });
-    if (untagged && std::any_of(window_causes.begin(), window_causes.end(), [&](int a) {
+    // The same cause: the processes of one job failing together, or, in lines without a
+    // process prefix, one failure told twice (ninja's output, then the exception quoting it).
+    if (std::any_of(window_causes.begin(), window_causes.end(), [&](int a) {
           return std::find(f.causes.begin(), f.causes.end(), a) != f.causes.end();
         }))
       return true;
@@ -587,7 +561,6 @@ struct Analyzer::Impl {
                          [&](int a) { return detail::CauseExplains(*rules, a, b); }))
           facts.causes.push_back(b);
       facts.pid = prefix_pid;
-      facts.untagged = !ev.process || ev.process->empty();
       facts.clock = clock;
     }
     Window* w = WindowForFailure(stream, ev.source, ev.first_line, t, fatal_pid, facts);
@@ -640,8 +613,11 @@ struct Analyzer::Impl {
     f.line = k < ev.lines.size() ? ev.lines[k].number : ev.first_line;
     f.text = display(k);
     if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : std::string(ev.Text());
+    if (ev.process) f.actor = ActorOfProcess(*ev.process);
+    w->actors.Add(f.actor);
     if (w->failures.size() < max_failures_per_window) w->failures.push_back(std::move(f));
     else ++w->failures_dropped;
+    if (w->first_observed.empty()) w->first_observed = detail::FirstObservedFailure(ev);
     if (fatal || uncaught) w->ended_streams[stream] = ev.last_line;
     if (!fatal_pid.empty() && w->pids.size() < max_failures_per_window) w->pids.insert(fatal_pid);
     w->definitive |= fatal || uncaught;
@@ -704,6 +680,9 @@ struct Analyzer::Impl {
     f.line = tail_line;
     f.text = tail->rec.text;
     f.terminal = tail->rec.text;
+    // The stream is "<source>|<process prefix>".
+    f.actor = ActorOfProcess(std::string_view(f.stream).substr(f.stream.find('|') + 1));
+    w.actors.Add(f.actor);
     for (auto p = pending.begin(); p != pending.end();) {
       const uint64_t line = p->rec.hit.line;
       const uint64_t reach = p->stream == f.stream ? kSignalLines : kJoinLines;

@@ -324,6 +324,15 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
     const FailureRecord* f = &failures.back();
     for (const auto& x : failures)
       if (x.definitive) f = &x;
+    // Several processes of one job failed: the words of the one that failed first, not the
+    // launcher's report of it nor a peer's error that followed.
+    if (incident.actors.size() > 1) {
+      for (const auto& x : failures)
+        if (x.actor == incident.actors.front()) {
+          f = &x;
+          break;
+        }
+    }
     Cause c;
     c.cause = "unclassified";
     c.score = 0.3;

@@ -34,11 +34,13 @@ struct FailureRecord {
   uint64_t event = 0;
   bool definitive = false;      // a fatal signature (not only a traceback)
   std::string stream;
+  std::string actor;            // the job's process it came from (ActorOfProcess), or empty
 };
 
 // Ranks the hypotheses of one incident and fills `incident.causes` (root causes only, in rank
 // order, symptoms nested). Never leaves a failure unexplained: with no rule matching, the
-// incident gets one `unclassified` cause named after the terminal failure's normalised message.
+// incident gets one `unclassified` cause named after the terminal failure's normalised message
+// (of a job's processes, the one `incident.actors` names first).
 void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
                 const std::vector<FailureRecord>& failures, Incident& incident);
 

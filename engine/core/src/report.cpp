@@ -1,6 +1,7 @@
 // The JSON report (docs/json-report.md) and the terminal report.
 #include "triage/core/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -51,6 +52,15 @@ void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
   out.Key("last_line").Uint(incident.last_line);
   out.Key("started").OptString(incident.started);
   out.Key("ended").OptString(incident.ended);
+  // Only an incident of several processes of one job has them, so that other reports keep
+  // their shape.
+  if (incident.actors.size() > 1) {
+    out.Key("first_actor").String(incident.actors.front());
+    out.Key("actors").BeginArray();
+    for (const auto& a : incident.actors) out.String(a);
+    out.EndArray();
+    if (incident.more_actors) out.Key("more_actors").Uint(incident.more_actors);
+  }
   out.Key("causes").BeginArray();
   for (const auto& c : incident.causes) {
     out.BeginObject();
@@ -159,6 +169,24 @@ void EvidenceLines(std::ostringstream& out, const std::vector<Evidence>& ev, con
   }
 }
 
+// "rank 1 failed first; also ranks 0, 2, 3" or "TP0 failed first; also TP1, TP2": at most
+// kShown of the others, then how many more.
+std::string ActorsLine(const Incident& inc) {
+  constexpr size_t kShown = 16;
+  const std::string kRank = "rank ";
+  auto is_rank = [&](const std::string& a) { return a.compare(0, kRank.size(), kRank) == 0; };
+  const bool ranks = std::all_of(inc.actors.begin(), inc.actors.end(), is_rank);
+  std::string line = inc.actors.front() + " failed first; also ";
+  if (ranks) line += inc.actors.size() > 2 ? "ranks " : kRank;
+  for (size_t k = 1; k < inc.actors.size() && k <= kShown; ++k) {
+    if (k > 1) line += ", ";
+    line += ranks ? inc.actors[k].substr(kRank.size()) : inc.actors[k];
+  }
+  const uint64_t more = inc.more_actors + (inc.actors.size() > kShown + 1 ? inc.actors.size() - kShown - 1 : 0);
+  if (more) line += " and " + std::to_string(more) + " more";
+  return line;
+}
+
 }  // namespace
 
 std::string ReportText(const std::vector<Incident>& incidents, bool color) {
@@ -182,6 +210,7 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
           << ")";
     }
     out << "\n";
+    if (inc.actors.size() > 1) out << "  " << ActorsLine(inc) << "\n";
     if (inc.verified_on && inc.verified_on->other_host) {
       // Said before any verdict, so that nobody reads a check of this machine as one of the
       // log's.

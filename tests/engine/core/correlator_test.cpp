@@ -240,14 +240,26 @@ size_t CountCause(const std::vector<Incident>& incidents, const std::string& id)
   return n;
 }
 
-TEST(Correlator, ThreeRanksTimingOutWithNoCommonRootAreThreeIncidents) {
+TEST(Correlator, ThreeRanksTimingOutTogetherAreOneIncidentOfTheJob) {
+  // No root explains them, but one job's ranks failing for one cause together are one incident
+  // (DESIGN.md section 5b), naming the first to fail.
   Analyzer a(CausalRules(), Opts());
   a.Add(Timeout(10, 2, "--06-01T00:10:04.1"), "train.log");
   a.Add(Timeout(12, 5, "--06-01T00:10:04.2"), "train.log");
   a.Add(Timeout(14, 7, "--06-01T00:10:04.3"), "train.log");
   auto incidents = a.Finish();
-  EXPECT_EQ(incidents.size(), 3u);
-  EXPECT_EQ(CountCause(incidents, "nccl.failure.timeout"), 3u);
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(CountCause(incidents, "nccl.failure.timeout"), 1u);
+  EXPECT_EQ(incidents[0].actors, (std::vector<std::string>{"rank 2", "rank 5", "rank 7"}));
+}
+
+TEST(Correlator, RanksTimingOutFarApartAreTwoIncidents) {
+  Analyzer a(CausalRules(), Opts());
+  a.Add(Timeout(10, 2, "--06-01T00:10:04.1"), "train.log");
+  a.Add(Timeout(900, 5, "--06-01T00:20:04.2"), "train.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 2u);
+  EXPECT_TRUE(incidents[0].actors.size() == 1 && incidents[0].actors[0] == "rank 2");
 }
 
 TEST(Correlator, XidThenThreeRanksTimingOutIsOneIncident) {
@@ -262,13 +274,39 @@ TEST(Correlator, XidThenThreeRanksTimingOutIsOneIncident) {
   ExpectOneCauseWithOneSymptom(incidents, "gpu.hardware_fault", "nccl.failure.timeout");
 }
 
-TEST(Correlator, TwoRanksOutOfMemoryAreTwoIncidents) {
+TEST(Correlator, TwoRanksOutOfMemoryTogetherAreOneIncident) {
   Analyzer a(CausalRules(), Opts());
   a.Add(CudaOom(10, 1), "train.log");
   a.Add(CudaOom(14, 6), "train.log");
   auto incidents = a.Finish();
-  EXPECT_EQ(incidents.size(), 2u);
-  EXPECT_EQ(CountCause(incidents, "cuda.oom"), 2u);
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(CountCause(incidents, "cuda.oom"), 1u);
+  EXPECT_EQ(incidents[0].actors, (std::vector<std::string>{"rank 1", "rank 6"}));
+}
+
+TEST(Correlator, ActorsAreTheJobsProcessesNotSyslogTags) {
+  EXPECT_EQ(ActorOfProcess("rank3"), "rank 3");
+  EXPECT_EQ(ActorOfProcess("default12"), "rank 12");
+  EXPECT_EQ(ActorOfProcess("TP3"), "TP3");
+  EXPECT_EQ(ActorOfProcess("DP0 TP3"), "DP0 TP3");
+  EXPECT_EQ(ActorOfProcess("TP0 EP0"), "TP0 EP0");
+  EXPECT_EQ(ActorOfProcess("VllmWorker rank=1 pid=77"), "VllmWorker rank=1 pid=77");
+  EXPECT_EQ(ActorOfProcess("RayWorkerWrapper pid=9"), "RayWorkerWrapper pid=9");
+  EXPECT_EQ(ActorOfProcess("kernel"), "");
+  EXPECT_EQ(ActorOfProcess("kubelet[2126]"), "");
+  // What a log names is shown on a terminal: no control bytes get through.
+  EXPECT_EQ(ActorOfProcess("x\x1b[31m pid=1"), "x?[31m pid=1");
+}
+
+TEST(Correlator, FailuresPerIncidentAndActorsAreBounded) {
+  // A job of 2000 ranks failing together: one incident, its lists bounded.
+  Analyzer a(CausalRules(), Opts());
+  for (int n = 0; n < 2000; ++n) a.Add(CudaOom(10 + 3 * uint64_t(n), n), "train.log");
+  auto incidents = a.Finish();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].actors.size(), Incident::kMaxActors);
+  EXPECT_EQ(incidents[0].more_actors, 2000u - Incident::kMaxActors);
+  EXPECT_LE(incidents[0].causes.at(0).evidence.size(), 64u);
 }
 
 // Rank 1 logs a step at `step_time` and dies of an out-of-memory error; rank 5's collective then

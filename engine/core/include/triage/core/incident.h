@@ -109,6 +109,15 @@ struct Incident {
   uint64_t failure_line = 0;
   std::optional<std::string> started;  // ISO 8601 from the log, when it has times
   std::optional<std::string> ended;
+  // The processes of one job that failed in it (DESIGN.md section 5b): ranks ("rank 3"),
+  // tensor- and data-parallel workers ("TP3", "DP0 TP3"), named workers ("VllmWorker rank=1
+  // pid=77"), or, for the logs of one job read apart, each log's pod or file. The one that failed
+  // first comes first (torchrun's "Root Cause (first observed failure)" when it names one), the
+  // others in the order they failed; at most kMaxActors, `more_actors` counts the rest. Empty
+  // when no failure came from such a process. Printable ASCII only.
+  std::vector<std::string> actors;
+  uint64_t more_actors = 0;
+  static constexpr size_t kMaxActors = 1024;
   std::vector<Cause> causes;  // root causes only, in rank order
   // Set when the incident was verified (`--verify`, `triage verify`): where the checks ran
   // against where the log was written. Reports show it; the store keeps the verdicts only.
@@ -120,6 +129,22 @@ struct Incident {
 
 // Stable fingerprint of an incident: service + sorted root causes with their defining captures.
 std::string Fingerprint(const Incident& incident);
+
+// The incidents of one job whose logs were read apart (the rank files or pods of one job given
+// to one `analyze`) folded into one each (DESIGN.md section 5b): incidents of different sources
+// with the same root causes (their fingerprints less the service), of one job (the same service
+// once a trailing ordinal is taken off its name: "train-rank3" and "train-rank0", "sglang-1" and
+// "sglang-0"; pods of one container), whose started..ended spans lie within
+// `window_seconds` of each other (when neither has full dated times: the k-th such incident of
+// each log). The earliest is kept, with the others' actors (or their pod or file name) after its
+// own, its span widened to theirs. Order is kept otherwise.
+void MergeJobIncidents(std::vector<Incident>& incidents, double window_seconds = 10);
+
+// An actor's name from a process prefix, as Incident::actors holds it: "rank3" and torchrun's
+// "default3" give "rank 3"; a process prefix of a job's worker (a role and its number, "TP3",
+// "DP0 TP3", one that names a pid or a rank) is kept as written, unprintable bytes replaced by
+// '?'; anything else (a syslog tag, a compose service) is no actor: empty.
+std::string ActorOfProcess(std::string_view process);
 
 // Band of a score: "likely", "possible" or "weak".
 const char* ScoreBand(double score);

@@ -1,0 +1,29 @@
+// One job's processes in one incident (internal to triage::core; DESIGN.md section 5b): what the
+// correlator and the reports need to name the processes that failed together.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "triage/ingest/event.h"
+
+namespace triage::core::detail {
+
+// The processes that failed in one incident, in the order they failed, each once; at most
+// Incident::kMaxActors kept, the rest counted.
+struct ActorList {
+  std::vector<std::string> names;
+  uint64_t more = 0;
+  // Adds `name` (an ActorOfProcess) unless it is empty or already listed.
+  void Add(const std::string& name);
+  // Puts `name` first (adding it when absent): the process that failed first.
+  void PutFirst(const std::string& name);
+};
+
+// The rank torchrun's elastic agent names as the first to fail, from the lines of its
+// ChildFailedError ("Root Cause (first observed failure):" then "rank      : 1 (local_rank:
+// 1)"), as an actor ("rank 1"); empty when the event has no such block.
+std::string FirstObservedFailure(const ingest::Event& event);
+
+}  // namespace triage::core::detail

@@ -1,0 +1,243 @@
+// One incident per job (DESIGN.md section 5b): the ranks and workers of one job that fail for one
+// cause together are one incident naming the first to fail and listing the others, through
+// `triage analyze` with the shipped rules; failures of two causes stay two incidents.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "corpus_json.h"
+
+namespace corpus_test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class JobsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("triage-jobs-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  // The incidents of `analyze --json` of `paths` (the last one quoted by Analyze()).
+  std::vector<Json> Incidents(const std::vector<std::string>& paths) {
+    std::string flags;
+    for (size_t k = 0; k + 1 < paths.size(); ++k) flags += ShellQuote(paths[k]) + " ";
+    RunResult r = Analyze(paths.back(), true, flags);
+    EXPECT_EQ(r.status, 0) << r.out;
+    Json doc = ParseJson(r.out);
+    return doc.arr("incidents");
+  }
+  std::string Text(const std::string& path) { return Analyze(path, false).out; }
+
+  fs::path dir_;
+};
+
+std::vector<std::string> Actors(const Json& incident) {
+  std::vector<std::string> out;
+  for (const auto& a : incident.arr("actors")) out.push_back(a.str);
+  return out;
+}
+
+std::string FirstCause(const Json& incident) {
+  const auto& causes = incident.arr("causes");
+  return causes.empty() ? std::string() : BaseId(causes[0].s("cause"));
+}
+
+// One rank's NCCL failure as torchrun's ranks print it.
+std::string NcclTraceback(int rank) {
+  const std::string p = "[rank" + std::to_string(rank) + "]: ";
+  return p + "Traceback (most recent call last):\n" + p +
+         "  File \"/app/train.py\", line 40, in <module>\n" + p + "    dist.all_reduce(t)\n" + p +
+         "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+         "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for "
+         "details), NCCL version 2.21.5\n";
+}
+
+// torchrun's elastic agent after its children died: the summary naming `first` as the root cause.
+std::string AgentSummary(int first, int other) {
+  auto block = [](int rank) {
+    return "  time      : 2026-11-02_09:14:05\n  host      : node1\n  rank      : " +
+           std::to_string(rank) + " (local_rank: " + std::to_string(rank) +
+           ")\n  exitcode  : 1 (pid: 90" + std::to_string(rank) +
+           ")\n  error_file: <N/A>\n  traceback : To enable traceback see: "
+           "https://pytorch.org/docs/stable/elastic/errors.html\n";
+  };
+  return "E1102 09:14:05.525000 784 torch/distributed/elastic/multiprocessing/api.py:986] failed "
+         "(exitcode: 1) local_rank: " + std::to_string(first) + " (pid: 90" + std::to_string(first) +
+         ") of binary: /usr/bin/python\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/usr/bin/torchrun\", line 8, in <module>\n"
+         "    sys.exit(main())\n"
+         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+         "============================================================\n"
+         "/app/train.py FAILED\n"
+         "------------------------------------------------------------\n"
+         "Failures:\n[1]:\n" + block(other) +
+         "------------------------------------------------------------\n"
+         "Root Cause (first observed failure):\n[0]:\n" + block(first) +
+         "============================================================\n";
+}
+
+// One rank's watchdog giving up on a collective at 09:14:`second`, and taking its process down.
+std::string RankTimeout(int rank, const std::string& second) {
+  const std::string r = std::to_string(rank);
+  const std::string p = "[rank" + r + "]:[E1102 09:14:" + second + ".100000000 ProcessGroupNCCL.cpp:";
+  return p + "616] [Rank " + r +
+         "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, "
+         "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing "
+         "out.\n" +
+         p + "630] [Rank " + r +
+         "] To avoid data inconsistency, we are taking the entire process down.\n";
+}
+
+TEST_F(JobsTest, TwoRankTorchrunNcclFailureIsOneIncidentNamingTheAgentsRootCauseRank) {
+  // Rank 0's traceback is printed first, but the agent saw rank 1 fail first.
+  const std::string log =
+      Write("two-rank.log", NcclTraceback(0) + NcclTraceback(1) + AgentSummary(1, 0));
+  auto incidents = Incidents({log});
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(FirstCause(incidents[0]), "nccl.failure");
+  EXPECT_EQ(incidents[0].s("first_actor"), "rank 1");
+  EXPECT_EQ(Actors(incidents[0]), (std::vector<std::string>{"rank 1", "rank 0"}));
+  EXPECT_NE(Text(log).find("rank 1 failed first; also rank 0\n"), std::string::npos) << Text(log);
+}
+
+TEST_F(JobsTest, TorchrunTeePrefixesAreRanksOfOneIncident) {
+  // `torchrun --tee 3`: "[default0]:" before each line of local rank 0, the line as written.
+  std::string text;
+  for (int r = 0; r < 2; ++r) {
+    const std::string p = "[default" + std::to_string(r) + "]:";
+    text += p + "Traceback (most recent call last):\n" + p +
+            "  File \"/app/train.py\", line 9, in <module>\n" + p +
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU " +
+            std::to_string(r) + " has a total capacity of 79.15 GiB of which 1.02 GiB is free.\n";
+  }
+  auto incidents = Incidents({Write("tee.log", text)});
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(FirstCause(incidents[0]), "cuda.oom");
+  EXPECT_EQ(Actors(incidents[0]), (std::vector<std::string>{"rank 0", "rank 1"}));
+}
+
+TEST_F(JobsTest, EightTensorParallelWorkersPrintingOneTracebackAreOneIncident) {
+  std::string text = "[2026-11-02 09:14:00 TP0] Load weight end.\n";
+  for (int tp = 0; tp < 8; ++tp) {
+    const std::string p = "[2026-11-02 09:14:03 TP" + std::to_string(tp) + "] ";
+    text += p + "Scheduler hit an exception: Traceback (most recent call last):\n" + p +
+            "  File \"/sgl/managers/scheduler.py\", line 1890, in run_scheduler_process\n" + p +
+            "    scheduler.event_loop_overlap()\n" + p +
+            "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+  }
+  auto incidents = Incidents({Write("sglang.log", text)});
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(FirstCause(incidents[0]), "cuda.illegal_memory_access");
+  std::vector<std::string> want;
+  for (int tp = 0; tp < 8; ++tp) want.push_back("TP" + std::to_string(tp));
+  EXPECT_EQ(Actors(incidents[0]), want);
+  EXPECT_EQ(incidents[0].s("first_actor"), "TP0");
+}
+
+TEST_F(JobsTest, SixtyFourRanksTimingOutAreOneIncident) {
+  std::string text;
+  for (int r = 0; r < 64; ++r) {
+    std::string second = std::to_string(r % 10);
+    second.insert(0, 1, '0');
+    text += RankTimeout(r, second);
+  }
+  const std::string log = Write("ranks64.log", text);
+  auto incidents = Incidents({log});
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(FirstCause(incidents[0]), "nccl.failure");
+  auto actors = Actors(incidents[0]);
+  ASSERT_EQ(actors.size(), 64u);
+  EXPECT_EQ(actors.front(), "rank 0");
+  EXPECT_EQ(actors.back(), "rank 63");
+  EXPECT_NE(Text(log).find("rank 0 failed first; also ranks 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+                           "13, 14, 15, 16 and 47 more\n"),
+            std::string::npos)
+      << Text(log);
+}
+
+TEST_F(JobsTest, TwoUnrelatedFailuresInTwoRanksStayTwoIncidents) {
+  const std::string text =
+      "[rank0]: Traceback (most recent call last):\n"
+      "[rank0]:   File \"/app/train.py\", line 9, in <module>\n"
+      "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+      "[rank1]: Traceback (most recent call last):\n"
+      "[rank1]:   File \"/app/train.py\", line 2, in <module>\n"
+      "[rank1]: ModuleNotFoundError: No module named 'flash_attn'\n";
+  auto incidents = Incidents({Write("two-causes.log", text)});
+  ASSERT_EQ(incidents.size(), 2u);
+  std::vector<std::string> causes{FirstCause(incidents[0]), FirstCause(incidents[1])};
+  std::sort(causes.begin(), causes.end());
+  EXPECT_EQ(causes, (std::vector<std::string>{"cuda.oom", "python.module_missing"}));
+  // One process each: no job to name.
+  EXPECT_EQ(incidents[0].get("actors"), nullptr);
+  EXPECT_EQ(incidents[1].get("actors"), nullptr);
+}
+
+// One rank's file of a job: its watchdog timing out at 09:14:`second`.
+std::string RankFile(int rank, const std::string& second) {
+  return "[rank" + std::to_string(rank) +
+         "]:[W1102 09:14:00.000000000 ProcessGroupNCCL.cpp:100] step 100\n" + RankTimeout(rank, second);
+}
+
+TEST_F(JobsTest, RankFilesOfOneJobGivenTogetherAreOneIncident) {
+  const std::string r0 = Write("train-rank0.log", RankFile(0, "05"));
+  const std::string r1 = Write("train-rank1.log", RankFile(1, "03"));
+  auto incidents = Incidents({r0, r1});
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(FirstCause(incidents[0]), "nccl.failure");
+  // Rank 1's log shows the earlier failure.
+  EXPECT_EQ(Actors(incidents[0]), (std::vector<std::string>{"rank 1", "rank 0"}));
+  EXPECT_EQ(incidents[0].s("source"), r1);
+}
+
+TEST_F(JobsTest, LogsOfOneJobFailingFarApartStayTwoIncidents) {
+  auto incidents = Incidents({Write("train-rank0.log", RankFile(0, "05")),
+                              Write("train-rank1.log", RankFile(1, "45"))});
+  EXPECT_EQ(incidents.size(), 2u);
+}
+
+TEST_F(JobsTest, UntimedLogsOfOneJobGivenTogetherAreNamedByTheirFiles) {
+  // A traceback carries no time: the logs given together are taken as one job's failure.
+  const std::string tb =
+      "Traceback (most recent call last):\n  File \"/app/train.py\", line 9, in <module>\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n";
+  const std::string a = Write("worker-0.log", tb), b = Write("worker-1.log", tb);
+  auto incidents = Incidents({a, b});
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(Actors(incidents[0]), (std::vector<std::string>{"worker-0.log", "worker-1.log"}));
+  // Other services are other jobs.
+  EXPECT_EQ(Incidents({a, Write("eval.log", tb)}).size(), 2u);
+}
+
+TEST_F(JobsTest, RecordedTwoRankTorchrunJobIsOneIncidentNamingRankOne) {
+  // Recorded on a GPU host (tests/data/gpu-host): rank 1 raised, rank 0's barrier lost its peer,
+  // and the agent named rank 1 as the first observed failure.
+  RunResult r = Analyze("tests/data/gpu-host/cases/rank_dies.log", true);
+  ASSERT_EQ(r.status, 0);
+  auto incidents = ParseJson(r.out).arr("incidents");
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].s("first_actor"), "rank 1");
+  EXPECT_EQ(Actors(incidents[0]), (std::vector<std::string>{"rank 1", "rank 0"}));
+  ASSERT_FALSE(incidents[0].arr("causes").empty());
+  EXPECT_NE(incidents[0].arr("causes")[0].s("title").find("hit a bad batch"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace corpus_test
