@@ -1,0 +1,51 @@
+// `triage watch` and one job's failure (DESIGN.md section 5b): the workers of a tensor-parallel
+// service crashing together are stored as one occurrence, not one per worker.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include "daemon_harness.h"
+
+namespace triage::daemon::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// SGLang's scheduler of tensor-parallel rank `tp` of eight printing the CUDA error that killed
+// them all.
+std::string WorkerCrash(int tp) {
+  const std::string p = "[2026-11-02 09:14:03 TP" + std::to_string(tp) + "] ";
+  return p + "Scheduler hit an exception: Traceback (most recent call last):\n" + p +
+         "  File \"/sgl/managers/scheduler.py\", line 1890, in run_scheduler_process\n" + p +
+         "    scheduler.event_loop_overlap()\n" + p +
+         "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+}
+
+TEST(DaemonJobs, ATensorParallelEightCrashIsStoredAsOneOccurrence) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const fs::path dir = tmp / "logs", db = tmp / "watch.db";
+  fs::create_directories(dir);
+  fs::create_directories(tmp / "config");
+  WatchProcess w(tmp.path(), {"--db", db.string(), "--quiet-gap", "3600", "--heartbeat", "0.1",
+                              dir.string()});
+  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db, "running") == 1; }, 10s)) << w.Log();
+  const fs::path log = dir / "sglang.log";
+  Append(log, {"[2026-11-02 09:14:00 TP0] Load weight end.\n"}, 0, 1);
+  // Each worker writes its own lines, a little after the one before.
+  for (int tp = 0; tp < 8; ++tp) {
+    Append(log, {WorkerCrash(tp)}, 0, 1);
+    std::this_thread::sleep_for(30ms);
+  }
+  ASSERT_TRUE(WaitUntil([&] { return TotalOccurrences(CauseOccurrences(db)) >= 1; }, 10s))
+      << w.Log();
+  std::this_thread::sleep_for(1500ms);  // nothing more comes
+  EXPECT_EQ(TotalOccurrences(CauseOccurrences(db)), 1) << ToString(CauseOccurrences(db));
+  EXPECT_EQ(CauseOccurrences(db).count("cuda.illegal_memory_access"), 1u)
+      << ToString(CauseOccurrences(db));
+  EXPECT_EQ(w.Stop(SIGTERM), 0);
+  EXPECT_EQ(TotalOccurrences(CauseOccurrences(db)), 1) << ToString(CauseOccurrences(db));
+}
+
+}  // namespace
+}  // namespace triage::daemon::testing
