@@ -7,7 +7,8 @@
 #      and its CPU when idle afterwards.
 # Usage: bench/daemon.sh [BUILD_DIR] (default build/release); env: SECONDS_LOAD, MBPS, FILES,
 # COUNT, TB_COUNT (traceback latency samples, 40), STORM_SECONDS (600), WORK (scratch folder,
-# default a new one under /tmp).
+# default a new one under /tmp), PARTS (the parts to run, default "latency traceback storm load";
+# `PARTS=storm` runs only the storm, ten minutes unless STORM_SECONDS says otherwise).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -19,6 +20,8 @@ count="${COUNT:-200}"
 seconds="${SECONDS_LOAD:-60}"
 mbps="${MBPS:-50}"
 files="${FILES:-50}"
+parts=" ${PARTS:-latency traceback storm load} "
+part() { [[ "$parts" == *" $1 "* ]]; }
 work="${WORK:-$(mktemp -d /tmp/triage-daemon-bench.XXXXXX)}"
 mkdir -p "$work/logs" "$work/config"
 export TRIAGE_RULES_DIR="$root/rules" XDG_CONFIG_HOME="$work/config"
@@ -41,27 +44,36 @@ echo "host=$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /p
 echo "triage=$("$bin" --version | head -1)"
 
 # 1. latency
+if part latency; then
 start_daemon "$work/latency.db"
 "$helper" latency --dir "$work/logs" --db "$work/latency.db" --count "$count" --gap-ms 30
 kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
 rm -f "$work"/logs/*
+fi
 # 1b. latency of a traceback crash (no fatal line): the file must go quiet first; each sample
 # waits for its store, so fewer samples than for the fatal line.
+if part traceback; then
 start_daemon "$work/latency-tb.db"
 "$helper" latency --kind traceback --dir "$work/logs" --db "$work/latency-tb.db" \
   --count "${TB_COUNT:-40}" --gap-ms 30
 kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
 rm -f "$work"/logs/*
+fi
 
 # 1c. a service failing continuously (STORM_SECONDS, default 600, at 100 failures a second):
 # the daemon's RSS must stay flat.
+if part storm; then
 start_daemon "$work/storm.db"
 "$helper" storm --dir "$work/logs" --seconds "${STORM_SECONDS:-600}" --rate 100 \
   --pid "$daemon_pid" || echo "storm_rss_ok=no"
+echo "storm_daemon_peak_rss_mib=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$daemon_pid/status")"
 kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
+"$bin" history --db "$work/storm.db" --limit 5 | sed 's/^/storm history: /'
 rm -f "$work"/logs/*
+fi
 
 # 2. load, then idle
+part load || { [[ -z "${WORK:-}" ]] && rm -rf "$work"; exit 0; }
 start_daemon "$work/load.db"
 "$helper" load --dir "$work/logs" --db "$work/load.db" --source "$source_log" \
   --seconds "$seconds" --mbps "$mbps" --files "$files" --rotate-mb 16 || echo "load_kept_up=no"
