@@ -2,36 +2,19 @@
 // `analyze --since/--until` selecting lines by their time.
 #include <gtest/gtest.h>
 #include <sys/time.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 
 #include "corpus_json.h"
+#include "log_folder.h"
 
 namespace {
 
-namespace fs = std::filesystem;
 using corpus_test::Json;
 using corpus_test::ParseJson;
 using corpus_test::RunCommand;
 using corpus_test::ShellQuote;
 
-class Times : public ::testing::Test {
+class Times : public triage::testing::LogFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("triage-times-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string Log(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
   // `triage ARGS` with the shipped rules, a store of the test's own and no configuration.
   corpus_test::RunResult Triage(const std::string& args) {
     return RunCommand("env -u SOURCE_DATE_EPOCH HOME=" + ShellQuote(dir_.string()) + " XDG_CONFIG_HOME=" +
@@ -39,7 +22,6 @@ class Times : public ::testing::Test {
                       " NO_COLOR=1 TRIAGE_RULES_DIR=" + ShellQuote(std::string(TRIAGE_SOURCE_DIR) + "/rules") + " " +
                       ShellQuote(TRIAGE_BINARY) + " " + args + " </dev/null 2>&1");
   }
-  fs::path dir_;
 };
 
 constexpr const char* kImportError =

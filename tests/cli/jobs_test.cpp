@@ -2,35 +2,19 @@
 // cause together are one incident naming the first to fail and listing the others, through
 // `triage analyze` with the shipped rules; failures of two causes stay two incidents.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "corpus_json.h"
+#include "log_folder.h"
 
 namespace corpus_test {
 namespace {
 
-namespace fs = std::filesystem;
-
-class JobsTest : public ::testing::Test {
+class JobsTest : public triage::testing::LogFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("triage-jobs-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string Write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
   // The incidents of `analyze --json` of `paths` (the last one quoted by Analyze()).
   std::vector<Json> Incidents(const std::vector<std::string>& paths) {
     std::string flags;
@@ -41,8 +25,6 @@ class JobsTest : public ::testing::Test {
     return doc.arr("incidents");
   }
   std::string Text(const std::string& path) { return Analyze(path, false).out; }
-
-  fs::path dir_;
 };
 
 std::vector<std::string> Actors(const Json& incident) {
@@ -106,7 +88,7 @@ std::string RankTimeout(int rank, const std::string& second) {
 TEST_F(JobsTest, TwoRankTorchrunNcclFailureIsOneIncidentNamingTheAgentsRootCauseRank) {
   // Rank 0's traceback is printed first, but the agent saw rank 1 fail first.
   const std::string log =
-      Write("two-rank.log", NcclTraceback(0) + NcclTraceback(1) + AgentSummary(1, 0));
+      Log("two-rank.log", NcclTraceback(0) + NcclTraceback(1) + AgentSummary(1, 0));
   auto incidents = Incidents({log});
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_EQ(FirstCause(incidents[0]), "nccl.failure");
@@ -125,7 +107,7 @@ TEST_F(JobsTest, TorchrunTeePrefixesAreRanksOfOneIncident) {
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU " +
             std::to_string(r) + " has a total capacity of 79.15 GiB of which 1.02 GiB is free.\n";
   }
-  auto incidents = Incidents({Write("tee.log", text)});
+  auto incidents = Incidents({Log("tee.log", text)});
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_EQ(FirstCause(incidents[0]), "cuda.oom");
   EXPECT_EQ(Actors(incidents[0]), (std::vector<std::string>{"rank 0", "rank 1"}));
@@ -140,7 +122,7 @@ TEST_F(JobsTest, EightTensorParallelWorkersPrintingOneTracebackAreOneIncident) {
             "    scheduler.event_loop_overlap()\n" + p +
             "RuntimeError: CUDA error: an illegal memory access was encountered\n";
   }
-  auto incidents = Incidents({Write("sglang.log", text)});
+  auto incidents = Incidents({Log("sglang.log", text)});
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_EQ(FirstCause(incidents[0]), "cuda.illegal_memory_access");
   std::vector<std::string> want;
@@ -156,7 +138,7 @@ TEST_F(JobsTest, SixtyFourRanksTimingOutAreOneIncident) {
     second.insert(0, 1, '0');
     text += RankTimeout(r, second);
   }
-  const std::string log = Write("ranks64.log", text);
+  const std::string log = Log("ranks64.log", text);
   auto incidents = Incidents({log});
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_EQ(FirstCause(incidents[0]), "nccl.failure");
@@ -178,7 +160,7 @@ TEST_F(JobsTest, TwoUnrelatedFailuresInTwoRanksStayTwoIncidents) {
       "[rank1]: Traceback (most recent call last):\n"
       "[rank1]:   File \"/app/train.py\", line 2, in <module>\n"
       "[rank1]: ModuleNotFoundError: No module named 'flash_attn'\n";
-  auto incidents = Incidents({Write("two-causes.log", text)});
+  auto incidents = Incidents({Log("two-causes.log", text)});
   ASSERT_EQ(incidents.size(), 2u);
   std::vector<std::string> causes{FirstCause(incidents[0]), FirstCause(incidents[1])};
   std::sort(causes.begin(), causes.end());
@@ -195,8 +177,8 @@ std::string RankFile(int rank, const std::string& second) {
 }
 
 TEST_F(JobsTest, RankFilesOfOneJobGivenTogetherAreOneIncident) {
-  const std::string r0 = Write("train-rank0.log", RankFile(0, "05"));
-  const std::string r1 = Write("train-rank1.log", RankFile(1, "03"));
+  const std::string r0 = Log("train-rank0.log", RankFile(0, "05"));
+  const std::string r1 = Log("train-rank1.log", RankFile(1, "03"));
   auto incidents = Incidents({r0, r1});
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_EQ(FirstCause(incidents[0]), "nccl.failure");
@@ -206,8 +188,8 @@ TEST_F(JobsTest, RankFilesOfOneJobGivenTogetherAreOneIncident) {
 }
 
 TEST_F(JobsTest, LogsOfOneJobFailingFarApartStayTwoIncidents) {
-  auto incidents = Incidents({Write("train-rank0.log", RankFile(0, "05")),
-                              Write("train-rank1.log", RankFile(1, "45"))});
+  auto incidents = Incidents({Log("train-rank0.log", RankFile(0, "05")),
+                              Log("train-rank1.log", RankFile(1, "45"))});
   EXPECT_EQ(incidents.size(), 2u);
 }
 
@@ -216,12 +198,12 @@ TEST_F(JobsTest, UntimedLogsOfOneJobGivenTogetherAreNamedByTheirFiles) {
   const std::string tb =
       "Traceback (most recent call last):\n  File \"/app/train.py\", line 9, in <module>\n"
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n";
-  const std::string a = Write("worker-0.log", tb), b = Write("worker-1.log", tb);
+  const std::string a = Log("worker-0.log", tb), b = Log("worker-1.log", tb);
   auto incidents = Incidents({a, b});
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_EQ(Actors(incidents[0]), (std::vector<std::string>{"worker-0.log", "worker-1.log"}));
   // Other services are other jobs.
-  EXPECT_EQ(Incidents({a, Write("eval.log", tb)}).size(), 2u);
+  EXPECT_EQ(Incidents({a, Log("eval.log", tb)}).size(), 2u);
 }
 
 TEST_F(JobsTest, RecordedTwoRankTorchrunJobIsOneIncidentNamingRankOne) {
