@@ -202,8 +202,11 @@ TEST_F(JobsTest, UntimedLogsOfOneJobGivenTogetherAreNamedByTheirFiles) {
   auto incidents = Incidents({a, b});
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_EQ(Actors(incidents[0]), (std::vector<std::string>{"worker-0.log", "worker-1.log"}));
-  // Other services are other jobs.
+  // Other services are other jobs; a number that names no rank, node or worker is part of the
+  // service's name; a log and its rotated copy are read apart without times to pair them.
   EXPECT_EQ(Incidents({a, Log("eval.log", tb)}).size(), 2u);
+  EXPECT_EQ(Incidents({Log("sglang-5002.log", tb), Log("sglang-29646.log", tb)}).size(), 2u);
+  EXPECT_EQ(Incidents({Log("app.log.1", tb), Log("app.log", tb)}).size(), 2u);
 }
 
 TEST_F(JobsTest, RecordedTwoRankTorchrunJobIsOneIncidentNamingRankOne) {

@@ -114,22 +114,27 @@ std::string FirstObservedFailure(const ingest::Event& event) {
 
 namespace {
 
-// The service of one job's logs with the ordinal of the log taken off: "train-rank3" ->
-// "train", "sglang-1" -> "sglang", "rank0" -> "rank".
-std::string JobName(std::string s) {
-  auto trim = [&] {
-    while (!s.empty() && (IsDigit(s.back()) || s.back() == '-' || s.back() == '_' || s.back() == '.'))
-      s.pop_back();
-  };
-  const std::string whole = s;
-  trim();
+// The job of a log's service: the service with a rank, node or worker ordinal taken off its
+// end ("train-rank3" -> "train", "node1" -> "", "worker_2" -> ""), `numbered` telling whether
+// there was one. Any other name is its own job: "sglang-5002" and "sglang-29646" are two
+// services, and so are two replicas "api-0" and "api-1".
+struct Job {
+  std::string name;
+  bool numbered = false;
+};
+Job JobOf(const std::string& service) {
+  size_t e = service.size();
+  while (e > 0 && IsDigit(service[e - 1])) --e;
+  if (e == service.size()) return {service, false};
+  auto sep = [](char c) { return c == '-' || c == '_' || c == '.'; };
+  if (e > 0 && sep(service[e - 1])) --e;
   for (std::string_view word : {"rank", "node", "worker"}) {
-    if (s.size() > word.size() && s.compare(s.size() - word.size(), word.size(), word) == 0) {
-      s.resize(s.size() - word.size());
-      trim();
-    }
+    if (e < word.size() || service.compare(e - word.size(), word.size(), word) != 0) continue;
+    size_t b = e - word.size();
+    if (b > 0 && sep(service[b - 1])) --b;
+    return {service.substr(0, b), true};
   }
-  return s.empty() ? whole : s;
+  return {service, false};
 }
 
 // What an incident contributes as actors when it is folded into another: its own, else its pod,
@@ -150,6 +155,7 @@ void MergeJobIncidents(std::vector<Incident>& incidents, double window_seconds) 
   };
   std::vector<std::optional<Span>> spans(incidents.size());
   std::vector<std::string> keys(incidents.size());
+  std::vector<bool> numbered(incidents.size(), false);
   for (size_t i = 0; i < incidents.size(); ++i) {
     const Incident& inc = incidents[i];
     auto a = inc.started ? detail::DatedSeconds(*inc.started) : std::nullopt;
@@ -157,9 +163,13 @@ void MergeJobIncidents(std::vector<Incident>& incidents, double window_seconds) 
     if (a && b) spans[i] = Span{std::min(*a, *b), std::max(*a, *b)};
     // The root causes with their defining captures, as the fingerprint has them after the
     // service's name.
-    keys[i] = JobName(inc.service) + inc.fingerprint.substr(std::min(inc.service.size(), inc.fingerprint.size()));
+    const Job job = JobOf(inc.service);
+    numbered[i] = job.numbered;
+    keys[i] = job.name + "|" + inc.fingerprint.substr(std::min(inc.service.size(), inc.fingerprint.size()));
   }
-  // Without times, the k-th incident of a cause in one log goes with the k-th of it in another.
+  // Without times, the k-th incident of a cause in one rank's log goes with the k-th of it in
+  // another's (logs named for no rank, node or worker are not paired without times: a log and
+  // its rotated copy, two replicas).
   std::vector<size_t> ordinal(incidents.size(), 0);
   {
     std::map<std::pair<std::string, std::string>, size_t> seen;
@@ -167,7 +177,8 @@ void MergeJobIncidents(std::vector<Incident>& incidents, double window_seconds) 
       ordinal[i] = seen[{keys[i], incidents[i].source}]++;
   }
   auto together = [&](size_t i, size_t j) {
-    if (!spans[i] || !spans[j]) return !spans[i] && !spans[j] && ordinal[i] == ordinal[j];
+    if (!spans[i] || !spans[j])
+      return !spans[i] && !spans[j] && numbered[i] && numbered[j] && ordinal[i] == ordinal[j];
     return spans[j]->first <= spans[i]->last + window_seconds &&
            spans[i]->first <= spans[j]->last + window_seconds;
   };

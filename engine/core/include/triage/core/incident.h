@@ -133,11 +133,12 @@ std::string Fingerprint(const Incident& incident);
 // The incidents of one job whose logs were read apart (the rank files or pods of one job given
 // to one `analyze`) folded into one each (DESIGN.md section 5b): incidents of different sources
 // with the same root causes (their fingerprints less the service), of one job (the same service
-// once a trailing ordinal is taken off its name: "train-rank3" and "train-rank0", "sglang-1" and
-// "sglang-0"; pods of one container), whose started..ended spans lie within
-// `window_seconds` of each other (when neither has full dated times: the k-th such incident of
-// each log). The earliest is kept, with the others' actors (or their pod or file name) after its
-// own, its span widened to theirs. Order is kept otherwise.
+// once a rank, node or worker ordinal is taken off its name: "train-rank3" and "train-rank0";
+// the pods of one container), whose started..ended spans lie within `window_seconds` of each
+// other (when neither has full dated times, and both logs are named for a rank, node or
+// worker: the k-th such incident of each log). The earliest is kept, with the others' actors
+// (or their pod or file name) after its own, its span widened to theirs. Order is kept
+// otherwise.
 void MergeJobIncidents(std::vector<Incident>& incidents, double window_seconds = 10);
 
 // An actor's name from a process prefix, as Incident::actors holds it: "rank3" and torchrun's
