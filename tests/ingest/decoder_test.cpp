@@ -165,6 +165,14 @@ TEST(DecoderPrefix, TorchRankKeepsFrameIndentation) {
   EXPECT_EQ(d.line.message, "  File \"/workspace/train.py\", line 412, in <module>");
 }
 
+TEST(DecoderPrefix, TorchrunTeeRoleAndLocalRankKeepsTheLineAsWritten) {
+  auto d = DecodeOne("[default3]:  File \"/workspace/train.py\", line 412, in <module>");
+  EXPECT_EQ(d.line.process.value_or(""), "default3");
+  EXPECT_EQ(d.line.message, "  File \"/workspace/train.py\", line 412, in <module>");
+  // A bracketed word with a number but no colon right after is no such prefix.
+  EXPECT_FALSE(DecodeOne("[step12] loss=0.3").line.process.has_value());
+}
+
 TEST(DecoderPrefix, VllmEngineCore) {
   auto d = DecodeOne("(EngineCore pid=123) ERROR 05-26 07:50:26 [core.py:396] EngineCore failed to start.");
   EXPECT_EQ(d.line.process.value_or(""), "EngineCore pid=123");
