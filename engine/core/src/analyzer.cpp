@@ -305,6 +305,8 @@ struct Analyzer::Impl {
     std::string pid;                   // the pid its process prefix names
     std::optional<double> clock;       // ParseClock of its time
     std::optional<double> waited;      // seconds a timed-out wait had run (a `ran_ms` capture)
+    bool untagged = false;             // its lines carry no process prefix
+    std::string actor;                 // the job's process it came from (ActorOfProcess)
   };
 
   // Whether a cause seen at `cause_clock` can have made a wait that timed out at `f.clock`
@@ -349,9 +351,20 @@ struct Analyzer::Impl {
     if (!f.pid.empty() && w.pids.count(f.pid)) return true;
     const auto& causes = rules->causes();
     const std::vector<int> window_causes = WindowCauses(w);
-    // The same cause: the processes of one job failing together, or, in lines without a
-    // process prefix, one failure told twice (ninja's output, then the exception quoting it).
-    if (std::any_of(window_causes.begin(), window_causes.end(), [&](int a) {
+    // The same cause, in lines without a process prefix: one failure told twice (ninja's
+    // output, then the exception quoting it); in processes of one kind (ranks, tensor-parallel
+    // workers, workers of one name): one job's processes failing together. Processes of two
+    // kinds (a rank and an engine core) failing alike are two jobs of a shared host log.
+    const bool untagged = f.untagged || std::any_of(w.failures.begin(), w.failures.end(),
+                                                    [](const detail::FailureRecord& r) {
+                                                      return r.stream.back() == '|';
+                                                    });
+    const bool one_job =
+        !f.actor.empty() && std::any_of(w.failures.begin(), w.failures.end(),
+                                        [&](const detail::FailureRecord& r) {
+                                          return detail::SameKindOfActor(r.actor, f.actor);
+                                        });
+    if ((untagged || one_job) && std::any_of(window_causes.begin(), window_causes.end(), [&](int a) {
           return std::find(f.causes.begin(), f.causes.end(), a) != f.causes.end();
         }))
       return true;
@@ -562,6 +575,8 @@ struct Analyzer::Impl {
           facts.causes.push_back(b);
       facts.pid = prefix_pid;
       facts.clock = clock;
+      facts.untagged = !ev.process || ev.process->empty();
+      if (ev.process) facts.actor = ActorOfProcess(*ev.process);
     }
     Window* w = WindowForFailure(stream, ev.source, ev.first_line, t, fatal_pid, facts);
     if (w->failures.empty() && w->hits.empty()) {
@@ -613,7 +628,7 @@ struct Analyzer::Impl {
     f.line = k < ev.lines.size() ? ev.lines[k].number : ev.first_line;
     f.text = display(k);
     if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : std::string(ev.Text());
-    if (ev.process) f.actor = ActorOfProcess(*ev.process);
+    f.actor = facts.actor;
     w->actors.Add(f.actor);
     if (w->failures.size() < max_failures_per_window) w->failures.push_back(std::move(f));
     else ++w->failures_dropped;

@@ -87,6 +87,17 @@ void ActorList::PutFirst(const std::string& name) {
   }
 }
 
+bool SameKindOfActor(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  auto kind = [](const std::string& s) {
+    std::string out;
+    for (char c : s)
+      if (!IsDigit(c)) out += c;
+    return out;
+  };
+  return kind(a) == kind(b);
+}
+
 std::string FirstObservedFailure(const ingest::Event& event) {
   bool in_block = false;
   for (const auto& line : event.lines) {

@@ -21,6 +21,11 @@ struct ActorList {
   void PutFirst(const std::string& name);
 };
 
+// True when two actors (ActorOfProcess) are processes of one kind, as one job's are: their
+// names equal once their numbers are taken out ("rank 0" and "rank 7", "TP0 EP0" and "TP3 EP3",
+// "VllmWorker TP1 pid=41" and "VllmWorker TP2 pid=42"; not "rank 3" and "EngineCore pid=9").
+bool SameKindOfActor(const std::string& a, const std::string& b);
+
 // The rank torchrun's elastic agent names as the first to fail, from the lines of its
 // ChildFailedError ("Root Cause (first observed failure):" then "rank      : 1 (local_rank:
 // 1)"), as an actor ("rank 1"); empty when the event has no such block.

@@ -235,10 +235,21 @@ struct WorkloadTruth {
   };
   std::map<int64_t, Group> groups;
 
-  // Incidents per root cause, `copies` times over (the workload written that many times).
+  // Incidents per root cause, `copies` times over (the workload written that many times). The
+  // generator writes each rank's failure as a group of its own; groups of one root cause whose
+  // lines interleave are the ranks of one job failing together, one incident (DESIGN.md 5b).
   std::map<std::string, int64_t> PerCause(int64_t copies = 1) const {
+    std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> spans;
+    for (const auto& [id, g] : groups) spans[g.root_cause].emplace_back(g.first_line, g.last_line);
     std::map<std::string, int64_t> out;
-    for (const auto& [id, g] : groups) out[g.root_cause] += copies;
+    for (auto& [cause, list] : spans) {
+      std::sort(list.begin(), list.end());
+      uint64_t end = 0;
+      for (size_t k = 0; k < list.size(); ++k) {
+        if (k == 0 || list[k].first > end) out[cause] += copies;
+        end = std::max(end, list[k].second);
+      }
+    }
     return out;
   }
 

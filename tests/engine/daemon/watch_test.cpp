@@ -170,7 +170,8 @@ TEST_F(WatchTest, TheWholeWorkloadEveryIncidentOnce) {
   Append(log, lines_, 0, lines_.size());
   ASSERT_EQ(RunTriage({"watch", "--once", "--db", db_.string(), dir_.string()}, tmp_.path()), 0);
   EXPECT_EQ(CauseOccurrences(db_), Reference({log}));
-  EXPECT_EQ(TotalOccurrences(truth_.PerCause()), static_cast<int64_t>(truth_.groups.size()));
+  // The generator's groups are each rank's failure; interleaved groups of one cause are one job.
+  EXPECT_LT(TotalOccurrences(truth_.PerCause()), static_cast<int64_t>(truth_.groups.size()));
   ExpectTruthCounts();
 }
 
