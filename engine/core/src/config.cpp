@@ -1,9 +1,12 @@
 #include "triage/core/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <toml++/toml.h>
+
+#include "triage/core/spelling.h"
 
 namespace triage::core {
 
@@ -83,15 +86,46 @@ Status Parse(const std::string& file, Config& cfg) {
                                 std::string(err.description()));
   }
   const toml::table& t = parsed.table();
-  static const char* kSections[] = {"rules", "store", "watch", "verify"};
+  // Every key a section may hold. [metrics] and [notify] are the daemon's, [store] url the
+  // shared store's; a key outside this list is a warning (a typo must not pass unseen, and a
+  // newer configuration must still load), a section outside it an error.
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kKnown = {
+      {"rules", {"folders"}},
+      {"store", {"path", "url"}},
+      {"watch", {"folders", "include", "exclude", "quiet_gap"}},
+      {"verify", {"enabled", "deadline", "allowed_prefixes", "driver_paths", "toolkit_paths"}},
+      {"metrics", {"listen", "textfile"}},
+      {"notify", {"exec", "webhook"}},
+  };
+  std::vector<std::string> sections;
+  for (const auto& [name, keys] : kKnown) sections.push_back(name);
+  std::vector<std::pair<uint32_t, std::string>> unknown;  // (line, warning)
   for (const auto& [k, v] : t) {
-    bool known = false;
-    for (const char* s : kSections) known |= k.str() == s;
-    if (!known) {
-      return Status::InvalidInput(file + ":" + std::to_string(v.source().begin.line) +
-                                  ": unknown section [" + std::string(k.str()) + "]");
+    const std::string section(k.str());
+    const auto known = std::find_if(kKnown.begin(), kKnown.end(),
+                                    [&](const auto& entry) { return entry.first == section; });
+    const std::string line = file + ":" + std::to_string(v.source().begin.line);
+    if (known == kKnown.end()) {
+      std::string message = line + ": unknown section [" + section + "]";
+      if (auto near = NearestName(section, sections)) message += " (did you mean [" + *near + "]?)";
+      return Status::InvalidInput(message);
+    }
+    const toml::table* table = v.as_table();
+    if (!table) continue;
+    for (const auto& [key, value] : *table) {
+      const std::string name(key.str());
+      if (std::find(known->second.begin(), known->second.end(), name) != known->second.end())
+        continue;
+      std::string warning = file + ":" + std::to_string(value.source().begin.line) +
+                            ": unknown key " + section + "." + name;
+      if (auto near = NearestName(name, known->second)) warning += " (did you mean " + section + "." + *near + "?)";
+      unknown.emplace_back(value.source().begin.line, warning + "; ignored");
     }
   }
+  // toml++ keeps a table's keys sorted: the warnings go back to the file's order.
+  std::stable_sort(unknown.begin(), unknown.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [line, warning] : unknown) cfg.warnings.push_back(std::move(warning));
   cfg.file = file;
   Status s;
   if (!(s = ReadStrings(t, "rules", "folders", cfg.rule_folders, cfg, file)).ok()) return s;

@@ -470,6 +470,8 @@ Status Daemon::LoadSettings(bool initial) {
   }
   for (const auto& d : loaded.diagnostics)
     Log({LogRecord::Level::kWarning, "rules.warning", {{"diagnostic", d.ToString()}}});
+  for (const auto& w : cfg->warnings)
+    Log({LogRecord::Level::kWarning, "config.warning", {{"diagnostic", w}}});
 
   config_ = std::move(cfg).value();
   rules_ = loaded.rules;

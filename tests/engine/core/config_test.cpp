@@ -83,7 +83,29 @@ TEST_F(ConfigTest, WrongTypeAndUnknownSectionAreErrors) {
   std::string file2 = Write("sections.toml", "[stroe]\npath = \"x\"\n");
   auto cfg2 = LoadConfig(file2);
   ASSERT_FALSE(cfg2.ok());
-  EXPECT_NE(cfg2.status().message().find("unknown section [stroe]"), std::string::npos);
+  EXPECT_NE(cfg2.status().message().find("unknown section [stroe] (did you mean [store]?)"), std::string::npos)
+      << cfg2.status().message();
+}
+
+TEST_F(ConfigTest, UnknownKeyIsAWarningWithFileAndLine) {
+  std::string file = Write("keys.toml", "[watch]\nquiet_gap = 60\n\nfolder = [\"/x\"]\n[verify]\nfrobnicate = 1\n");
+  auto cfg = LoadConfig(file);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->quiet_gap_seconds, 60);
+  EXPECT_TRUE(cfg->watch_folders.empty());
+  ASSERT_EQ(cfg->warnings.size(), 2u);
+  EXPECT_EQ(cfg->warnings[0], file + ":4: unknown key watch.folder (did you mean watch.folders?); ignored");
+  EXPECT_EQ(cfg->warnings[1], file + ":6: unknown key verify.frobnicate; ignored");
+}
+
+TEST_F(ConfigTest, KeysOfTheDaemonAndTheSharedStoreAreKnown) {
+  std::string file = Write("fleet.toml",
+                           "[metrics]\nlisten = \"127.0.0.1:9400\"\ntextfile = \"/var/lib/prom/triage.prom\"\n"
+                           "[notify]\nexec = [\"/bin/true\"]\nwebhook = \"https://hook\"\n"
+                           "[store]\nurl = \"postgresql://db/triage\"\n");
+  auto cfg = LoadConfig(file);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_TRUE(cfg->warnings.empty()) << cfg->warnings.front();
 }
 
 TEST_F(ConfigTest, ExplicitMissingFileIsNotFound) {

@@ -34,11 +34,15 @@ struct Config {
 
   std::string file;                             // the file read, empty when none
   std::map<std::string, std::string> origin;    // "store.path" -> "/etc/triage/config.toml" ...
+  // "file:line: unknown key watch.folder (did you mean watch.folders?); ignored": keys that no
+  // section knows, for the caller to show (the file still loads).
+  std::vector<std::string> warnings;
 };
 
 // Loads the configuration: `explicit_path` (from --config) when given (missing: NotFound),
-// else the first of the default places that exists. A malformed file is InvalidInput with the
-// file and line.
+// else the first of the default places that exists. A malformed file, a value of the wrong type
+// or an unknown section is InvalidInput with the file and line; an unknown key in a known
+// section is one of `warnings`.
 Result<Config> LoadConfig(const std::optional<std::string>& explicit_path);
 
 // The settings in force, one "key = value  # origin" line each (for `triage config`).

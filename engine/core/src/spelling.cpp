@@ -1,0 +1,42 @@
+#include "triage/core/spelling.h"
+
+#include <algorithm>
+
+namespace triage::core {
+
+namespace {
+
+// Optimal string alignment distance (Damerau-Levenshtein without repeated edits of a substring).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> NearestName(std::string_view word,
+                                       const std::vector<std::string>& candidates) {
+  const size_t allowed = word.size() <= 4 ? 1 : word.size() <= 8 ? 2 : 3;
+  std::optional<std::string> best;
+  size_t best_distance = allowed + 1;
+  for (const auto& c : candidates) {
+    const size_t dist = EditDistance(word, c);
+    if (dist < best_distance) {
+      best_distance = dist;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace triage::core
