@@ -1,8 +1,24 @@
 #include "args.h"
 
+#include <unistd.h>
+
 #include <sstream>
 
+#include "triage/core/spelling.h"
+
 namespace triage::cli {
+
+namespace {
+
+const OptionSpec kColorSpec{"color", "WHEN", "colour the output: auto (default), always, never", 0};
+const OptionSpec kHelpSpec{"help", "", "this help", 'h'};
+
+std::vector<OptionSpec>& LastHelpedOptions() {
+  static std::vector<OptionSpec> options;
+  return options;
+}
+
+}  // namespace
 
 Args& Args::Flag(const std::string& name, const std::string& help, char short_name) {
   specs_.push_back({name, "", help, short_name});
@@ -15,16 +31,51 @@ Args& Args::Option(const std::string& name, const std::string& value_name, const
   return *this;
 }
 
-const Args::Spec* Args::Find(const std::string& name) const {
+const OptionSpec* Args::Find(const std::string& name) const {
   for (const auto& s : specs_)
     if (s.name == name) return &s;
+  if (name == kColorSpec.name) return &kColorSpec;
   return nullptr;
 }
 
-const Args::Spec* Args::FindShort(char c) const {
+const OptionSpec* Args::FindShort(char c) const {
   for (const auto& s : specs_)
     if (s.short_name == c) return &s;
   return nullptr;
+}
+
+// "unknown option --limt (did you mean --limit?)"; a long name typed with one dash
+// (-limit) is pointed at its two-dash form.
+bool Args::Unknown(const std::string& arg) {
+  error_ = "unknown option " + arg;
+  std::vector<std::string> names;
+  for (const auto& s : Options()) names.push_back(s.name);
+  std::string word = arg.substr(arg.rfind("--", 0) == 0 ? 2 : 1);
+  word.resize(std::min(word.size(), word.find('=')));
+  if (word.size() < 3) return false;  // a letter or two is no word to correct
+  if (auto near = core::NearestName(word, names)) error_ += " (did you mean --" + *near + "?)";
+  return false;
+}
+
+bool Args::Store(const OptionSpec& spec, const std::string& value) {
+  // An empty path would silently mean "the default" further on (`--db ''` used the default
+  // database): a path or file option must name one.
+  if (value.empty() && (spec.value_name == "PATH" || spec.value_name == "FILE" ||
+                        spec.value_name == "DIR" || spec.value_name == "URL")) {
+    error_ = "option --" + spec.name + " needs a non-empty " + spec.value_name;
+    return false;
+  }
+  if (&spec == &kColorSpec) {
+    auto mode = ParseColorMode(value);
+    if (!mode) {
+      error_ = "option --color takes auto, always or never, not '" + value + "'";
+      return false;
+    }
+    color_ = *mode;
+    return true;
+  }
+  values_.emplace(spec.name, value);
+  return true;
 }
 
 bool Args::Parse(const std::vector<std::string>& argv) {
@@ -43,46 +94,56 @@ bool Args::Parse(const std::vector<std::string>& argv) {
       help_ = true;
       continue;
     }
-    const Spec* spec = nullptr;
-    std::optional<std::string> inline_value;
     if (a.rfind("--", 0) == 0) {
       std::string name = a.substr(2);
+      std::optional<std::string> inline_value;
       if (auto eq = name.find('='); eq != std::string::npos) {
         inline_value = name.substr(eq + 1);
         name.resize(eq);
       }
-      spec = Find(name);
-    } else if (a.size() == 2) {
-      spec = FindShort(a[1]);
-    }
-    if (!spec) {
-      error_ = "unknown option " + a;
-      return false;
-    }
-    if (spec->value_name.empty()) {
-      if (inline_value) {
-        error_ = "option --" + spec->name + " takes no value";
-        return false;
+      const OptionSpec* spec = Find(name);
+      if (!spec) return Unknown(a);
+      if (spec->value_name.empty()) {
+        if (inline_value) {
+          error_ = "option --" + spec->name + " takes no value";
+          return false;
+        }
+        values_.emplace(spec->name, "");
+        continue;
       }
-      values_.emplace(spec->name, "");
+      if (!inline_value) {
+        if (i + 1 >= argv.size()) {
+          error_ = "option --" + spec->name + " needs a value (" + spec->value_name + ")";
+          return false;
+        }
+        inline_value = argv[++i];
+      }
+      if (!Store(*spec, *inline_value)) return false;
       continue;
     }
-    if (!inline_value) {
-      if (i + 1 >= argv.size()) {
-        error_ = "option --" + spec->name + " needs a value (" + spec->value_name + ")";
+    // Short options as getopt reads them: flags may be bundled (-rf); an option takes the rest
+    // of the word as its value (-n3), else the next word (-n 3).
+    for (size_t k = 1; k < a.size(); ++k) {
+      const OptionSpec* spec = FindShort(a[k]);
+      if (!spec) return k == 1 ? Unknown(a) : Unknown(std::string("-") + a[k]);
+      if (spec->value_name.empty()) {
+        values_.emplace(spec->name, "");
+        continue;
+      }
+      std::string value;
+      if (k + 1 < a.size()) {
+        value = a.substr(k + 1);
+      } else if (i + 1 < argv.size()) {
+        value = argv[++i];
+      } else {
+        error_ = "option -" + std::string(1, a[k]) + " needs a value (" + spec->value_name + ")";
         return false;
       }
-      inline_value = argv[++i];
+      if (!Store(*spec, value)) return false;
+      break;
     }
-    // An empty path would silently mean "the default" further on (`--db ''` used the default
-    // database): a path or file option must name one.
-    if (inline_value->empty() && (spec->value_name == "PATH" || spec->value_name == "FILE" ||
-                                  spec->value_name == "DIR" || spec->value_name == "URL")) {
-      error_ = "option --" + spec->name + " needs a non-empty " + spec->value_name;
-      return false;
-    }
-    values_.emplace(spec->name, *inline_value);
   }
+  if (help_) LastHelpedOptions() = Options();
   return true;
 }
 
@@ -101,10 +162,21 @@ std::vector<std::string> Args::GetAll(const std::string& name) const {
   return out;
 }
 
+bool Args::color() const { return ColorEnabled(color_, STDOUT_FILENO); }
+
+std::vector<OptionSpec> Args::Options() const {
+  std::vector<OptionSpec> all = specs_;
+  all.push_back(kColorSpec);
+  all.push_back(kHelpSpec);
+  return all;
+}
+
+const std::vector<OptionSpec>& Args::LastHelped() { return LastHelpedOptions(); }
+
 std::string Args::Help() const {
   std::ostringstream out;
   out << "Options:\n";
-  for (const auto& s : specs_) {
+  for (const auto& s : Options()) {
     std::string left = "  ";
     left += s.short_name ? std::string("-") + s.short_name + ", " : "    ";
     left += "--" + s.name;
@@ -114,7 +186,6 @@ std::string Args::Help() const {
     else out << "\n" << std::string(30, ' ');
     out << s.help << "\n";
   }
-  out << "  -h, --help                  this help\n";
   return out.str();
 }
 

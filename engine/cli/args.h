@@ -1,6 +1,8 @@
 // A small argument parser for the subcommands: long options (--name, --name=value,
-// --name value), short aliases, positionals, and "-" as a positional (stdin). Unknown options
-// are errors, so a typo never silently changes behaviour.
+// --name value), short aliases (-n 3, -n3, and flags bundled as -rf), positionals, and "-" as a
+// positional (stdin). Unknown options are errors, with the nearest known option suggested
+// ("did you mean --limit?"), so a typo never silently changes behaviour. Every command also
+// takes --help (-h) and --color=auto|always|never (color.h decides what they mean).
 #pragma once
 
 #include <map>
@@ -8,7 +10,17 @@
 #include <string>
 #include <vector>
 
+#include "color.h"
+
 namespace triage::cli {
+
+// One declared option, as --help, the man page and the shell completions show it.
+struct OptionSpec {
+  std::string name;
+  std::string value_name;  // empty for flags
+  std::string help;
+  char short_name = 0;
+};
 
 class Args {
  public:
@@ -26,24 +38,29 @@ class Args {
   const std::vector<std::string>& Positionals() const { return positionals_; }
   bool help_requested() const { return help_; }
   const std::string& error() const { return error_; }
+  // Whether this command's standard output is coloured (--color, then the environment).
+  bool color() const;
 
   // "Options:" block for --help.
   std::string Help() const;
+  // The declared options, then the built-in --color and --help.
+  std::vector<OptionSpec> Options() const;
+
+  // The options of the last Args in this process that was asked for --help: how the man page
+  // and the completions learn a command's options from the command itself (manual.h).
+  static const std::vector<OptionSpec>& LastHelped();
 
  private:
-  struct Spec {
-    std::string name;
-    std::string value_name;  // empty for flags
-    std::string help;
-    char short_name = 0;
-  };
-  const Spec* Find(const std::string& name) const;
-  const Spec* FindShort(char c) const;
+  const OptionSpec* Find(const std::string& name) const;
+  const OptionSpec* FindShort(char c) const;
+  bool Unknown(const std::string& arg);
+  bool Store(const OptionSpec& spec, const std::string& value);
 
-  std::vector<Spec> specs_;
+  std::vector<OptionSpec> specs_;
   std::multimap<std::string, std::string> values_;
   std::vector<std::string> positionals_;
   bool help_ = false;
+  ColorMode color_ = ColorMode::kAuto;
   std::string error_;
 };
 

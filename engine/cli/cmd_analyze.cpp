@@ -55,6 +55,7 @@ constexpr const char* kUsage =
 
 struct Settings {
   bool json = false;
+  bool color = false;  // the human report's ANSI colour (color.h)
   bool jsonl = false;
   bool events = false;
   bool no_store = false;
@@ -401,9 +402,7 @@ class StopSignals {
 
 int AnalyzeLive(const std::vector<std::string>& inputs, const std::shared_ptr<const core::RuleSet>& rules,
                 const Settings& s, const core::Config& config, bool exit_code_flag) {
-
-  const char* no_color = std::getenv("NO_COLOR");
-  const bool color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
+  const bool color = s.color;
   int exit_code = kExitOk;
   size_t found = 0;
   std::vector<core::Incident> all;  // --json
@@ -497,6 +496,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   }
   Settings s;
   s.json = args.Has("json");
+  s.color = args.color();
   s.jsonl = args.Has("jsonl");
   s.events = args.Has("events");
   s.no_store = args.Has("no-store");
@@ -540,7 +540,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     threads = unsigned(v);
   }
 
-  auto config = core::LoadConfig(s.config_path);
+  auto config = LoadConfiguration(s.config_path);
   if (!config.ok()) {
     PrintError("config", config.status().message());
     return kExitUsage;
@@ -664,9 +664,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       std::fwrite(line.data(), 1, line.size(), stdout);
     }
   } else {
-    const char* no_color = std::getenv("NO_COLOR");
-    const bool color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
-    std::string text = core::ReportText(incidents, color);
+    std::string text = core::ReportText(incidents, s.color);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
   std::fflush(stdout);

@@ -26,7 +26,7 @@ int RunConfig(const std::vector<std::string>& argv) {
     PrintError("config", "unexpected argument " + args.Positionals().front());
     return kExitUsage;
   }
-  auto cfg = core::LoadConfig(args.Get("config"));
+  auto cfg = LoadConfiguration(args.Get("config"));
   if (!cfg.ok()) {
     PrintError("config", cfg.status().message());
     return kExitUsage;

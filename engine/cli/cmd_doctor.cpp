@@ -1,9 +1,10 @@
 // `triage doctor`: every host and GPU check with no log, as a table of pass / warn / fail /
-// unavailable with what each measured; --json gives {"checks": [{"name", "status", "detail",
-// "facts"}]}.
-#include <unistd.h>
-
+// unavailable with what each measured, each row printed as its check finishes; --json gives
+// {"host", "time", "version", "summary": {"pass", "warn", "fail", "unavailable"},
+//  "checks": [{"name", "status", "detail", "facts", "ms"}]}.
+#include <array>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "triage/json.h"
 #include "triage/verifiers/runner.h"
 #include "triage/verifiers/verifier.h"
+#include "triage/version.h"
 
 namespace triage::cli {
 namespace {
@@ -24,8 +26,10 @@ constexpr const char* kUsage =
     "target, compiling and launching triage's kernels on each path, fatbins, device memory, GPU\n"
     "health, peer copies, kernel OOM kills) with no log, each in its own process with a\n"
     "deadline, and shows what would break and why. A check that cannot run here (no driver, no\n"
-    "device, a permission) is 'unavailable' with the reason.\n\n"
-    "Exit codes: 0 checks ran (whatever they found); 2 bad usage or configuration.\n\n";
+    "device, a permission) is 'unavailable' with the reason. Each row is printed as its check\n"
+    "finishes.\n\n"
+    "Exit codes: 0 checks ran (whatever they found); with --exit-code, 1 when a check failed;\n"
+    "2 bad usage or configuration.\n\n";
 
 const char* Colour(verifiers::HostStatus s) {
   switch (s) {
@@ -37,15 +41,39 @@ const char* Colour(verifiers::HostStatus s) {
   return "";
 }
 
+std::string UtcNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void PrintRow(const verifiers::HostCheck& c, bool colour, bool facts) {
+  std::string name = c.name;
+  name.resize(std::max<size_t>(name.size(), 20), ' ');
+  std::string padded = verifiers::HostStatusName(c.status);
+  padded.resize(12, ' ');
+  std::cout << name << " " << (colour ? Colour(c.status) : "") << padded << (colour ? "\033[0m" : "")
+            << " " << c.detail << "\n";
+  if (facts) std::cout << "    facts: " << c.facts_json << "\n";
+  // A row is there as soon as its check is: the GPU checks may take seconds each.
+  std::cout.flush();
+}
+
 int RunDoctor(const std::vector<std::string>& argv) {
   Args args;
-  args.Flag("json", "print {\"checks\": [...]} instead of the table")
+  args.Flag("json", "print one JSON document (host, time, version, summary, checks) instead")
       .Flag("facts", "print each check's measured facts (JSON) under its row")
+      .Flag("exit-code", "exit 1 when a check failed (for a CI job or a node's admission)")
       .Option("config", "FILE", "read this configuration file instead of the default places")
       .Option("deadline", "SECONDS", "per-check deadline (default: [verify] deadline, 10 s)")
       .Option("driver-path", "DIR", "look for libcuda.so.1 and libnvidia-ml.so.1 only here (repeatable)")
       .Option("toolkit-path", "DIR", "look for CUDA toolkits only here (repeatable)")
-      .Option("allow", "PREFIX", "also allow interpreters and programs under PREFIX (repeatable)");
+      .Option("allow", "PREFIX", "also allow interpreters and programs under PREFIX (repeatable)")
+      .Option("kernel-log", "FILE",
+              "read the kernel log (OOM kills, Xid) from FILE, not /dev/kmsg or kern.log (repeatable)");
   if (!args.Parse(argv)) {
     PrintError("doctor", args.error());
     return kExitUsage;
@@ -58,7 +86,7 @@ int RunDoctor(const std::vector<std::string>& argv) {
     PrintError("doctor", "takes no arguments (see 'triage doctor --help')");
     return kExitUsage;
   }
-  auto config = core::LoadConfig(args.Get("config"));
+  auto config = LoadConfiguration(args.Get("config"));
   if (!config.ok()) {
     PrintError("config", config.status().message());
     return kExitUsage;
@@ -76,34 +104,40 @@ int RunDoctor(const std::vector<std::string>& argv) {
   if (auto paths = args.GetAll("driver-path"); !paths.empty()) vc.driver_search_paths = paths;
   if (auto paths = args.GetAll("toolkit-path"); !paths.empty()) vc.toolkit_search_paths = paths;
   for (const auto& p : args.GetAll("allow")) vc.allowed_prefixes.push_back(p);
+  if (auto logs = args.GetAll("kernel-log"); !logs.empty()) vc.kernel_log_paths = logs;
 
   const verifiers::Registry registry = verifiers::Registry::Builtin();
-  std::vector<verifiers::HostCheck> checks = verifiers::RunHostChecks(vc, registry);
+  const bool json = args.Has("json");
+  const bool colour = !json && args.color();
+  if (!json) std::cout << "CHECK                STATUS       DETAIL\n" << std::flush;
+  std::vector<verifiers::HostCheck> checks = verifiers::RunHostChecks(
+      vc, registry, [&](const verifiers::HostCheck& c) {
+        if (!json) PrintRow(c, colour, args.Has("facts"));
+      });
+  std::array<int64_t, 4> count{};  // by HostStatus
+  for (const auto& c : checks) ++count[static_cast<size_t>(c.status)];
 
-  if (args.Has("json")) {
+  if (json) {
     JsonWriter w;
-    w.BeginObject().Key("checks").BeginArray();
+    w.BeginObject();
+    w.Key("host").String(verifiers::ThisHostName());
+    w.Key("time").String(UtcNow());
+    w.Key("version").String(TRIAGE_VERSION_STRING);
+    w.Key("summary").BeginObject();
+    for (auto s : {verifiers::HostStatus::kPass, verifiers::HostStatus::kWarn,
+                   verifiers::HostStatus::kFail, verifiers::HostStatus::kUnavailable})
+      w.Key(verifiers::HostStatusName(s)).Int(count[static_cast<size_t>(s)]);
+    w.EndObject();
+    w.Key("checks").BeginArray();
     for (const auto& c : checks) {
       w.BeginObject().Key("name").String(c.name).Key("status").String(verifiers::HostStatusName(c.status));
       w.Key("detail").String(c.detail).Key("facts").Raw(c.facts_json).Key("ms").Int(c.ms).EndObject();
     }
     w.EndArray().EndObject();
     std::cout << w.str() << "\n";
-    return kExitOk;
   }
-  const bool colour = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
-  std::cout << "CHECK                STATUS       DETAIL\n";
-  for (const auto& c : checks) {
-    std::string name = c.name;
-    name.resize(std::max<size_t>(name.size(), 20), ' ');
-    std::string status = verifiers::HostStatusName(c.status);
-    std::string padded = status;
-    padded.resize(12, ' ');
-    std::cout << name << " " << (colour ? Colour(c.status) : "") << padded << (colour ? "\033[0m" : "")
-              << " " << c.detail << "\n";
-    if (args.Has("facts")) std::cout << "    facts: " << c.facts_json << "\n";
-  }
-  return kExitOk;
+  const bool failed = count[static_cast<size_t>(verifiers::HostStatus::kFail)] > 0;
+  return failed && args.Has("exit-code") ? kExitFound : kExitOk;
 }
 
 }  // namespace

@@ -25,7 +25,9 @@ constexpr const char* kUsage =
     "       --rules); prints 'file:line: message' per fault and exits 1 when there is one\n"
     "test   show which signatures fire on which lines of FILE and why, and which causes\n"
     "       they support\n\n"
-    "The shipped packs are read from $TRIAGE_RULES_DIR, else <prefix>/share/triage/rules.\n\n";
+    "The shipped packs are read from $TRIAGE_RULES_DIR, else share/triage/rules beside the binary's\n"
+    "folder (/usr/bin/triage: /usr/share/triage/rules), else the source tree's rules/ (a binary in\n"
+    "a build folder).\n\n";
 
 std::string Join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string out;
@@ -44,7 +46,7 @@ std::string Quoted(const std::string& s) {
 std::vector<std::string> Folders(const Args& args, bool& ok) {
   ok = true;
   std::vector<std::string> folders{core::ShippedRulesDir()};
-  auto config = core::LoadConfig(args.Get("config"));
+  auto config = LoadConfiguration(args.Get("config"));
   if (!config.ok()) {
     PrintError("config", config.status().message());
     ok = false;

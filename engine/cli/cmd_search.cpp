@@ -10,7 +10,9 @@ namespace {
 constexpr const char* kUsage =
     "Usage: triage search TEXT... [--limit N] [--json] [--db PATH] [--config FILE]\n\n"
     "Finds the stored evidence lines that contain every word of TEXT, newest first. The text is\n"
-    "taken literally: quotes, AND/OR/NOT, * and brackets are searched for, never obeyed.\n\n";
+    "taken literally: quotes, AND/OR/NOT, * and brackets are searched for, never obeyed.\n\n"
+    "Exit codes, as grep's: 0 a line matched; 1 nothing matched; 2 bad usage or an unreadable\n"
+    "database.\n\n";
 
 int RunSearch(const std::vector<std::string>& argv) {
   Args args;
@@ -67,11 +69,11 @@ int RunSearch(const std::vector<std::string>& argv) {
     }
     w.EndArray().EndObject();
     std::cout << w.str() << "\n";
-    return kExitOk;
+    return hits->empty() ? kExitNoMatch : kExitOk;
   }
   if (hits->empty()) {
     std::cout << "No stored evidence contains it.\n";
-    return kExitOk;
+    return kExitNoMatch;
   }
   Table table({"ID", "SERVICE", "CAUSE", "WHERE", "TEXT"});
   for (const auto& h : *hits) {

@@ -63,7 +63,7 @@ int RunShow(const std::vector<std::string>& argv) {
     std::cout << "\n";
   }
   std::cout << "\n";
-  std::cout << core::ReportText({stored->incident}, UseColor());
+  std::cout << core::ReportText({stored->incident}, args.color());
   return kExitOk;
 }
 

@@ -61,7 +61,7 @@ int RunStatus(const std::vector<std::string>& argv) {
     PrintError("status", "unexpected argument " + args.Positionals().front());
     return kExitUsage;
   }
-  auto cfg = core::LoadConfig(args.Get("config"));
+  auto cfg = LoadConfiguration(args.Get("config"));
   if (!cfg.ok()) {
     PrintError("status", cfg.status().message());
     return kExitUsage;

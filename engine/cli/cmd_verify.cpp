@@ -52,7 +52,7 @@ int RunVerify(const std::vector<std::string>& argv) {
     PrintError("verify", "not an incident ID: '" + id_text + "'");
     return kExitUsage;
   }
-  auto config = core::LoadConfig(args.Get("config"));
+  auto config = LoadConfiguration(args.Get("config"));
   if (!config.ok()) {
     PrintError("config", config.status().message());
     return kExitUsage;
@@ -89,9 +89,7 @@ int RunVerify(const std::vector<std::string>& argv) {
     std::string doc = core::ReportJson(shown) + "\n";
     std::fwrite(doc.data(), 1, doc.size(), stdout);
   } else {
-    const char* no_color = std::getenv("NO_COLOR");
-    const bool color = ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
-    std::cout << core::ReportText(shown, color);
+    std::cout << core::ReportText(shown, args.color());
   }
   return kExitOk;
 }

@@ -69,7 +69,7 @@ int WatchStdin(const daemon::WatchOptions& o) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  auto config = core::LoadConfig(o.config_path);
+  auto config = LoadConfiguration(o.config_path);
   if (!config.ok()) {
     PrintError("config", config.status().message());
     return kExitUsage;

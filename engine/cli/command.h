@@ -1,16 +1,21 @@
 // triage's subcommands. Each lives in its own cmd_*.cpp and registers itself with
 // TRIAGE_REGISTER_COMMAND; main() dispatches on the first argument. Only the CLI prints and
-// decides exit codes: 0 done, 1 (with --exit-code) incident found, 2 bad usage or input.
+// decides exit codes: 0 done, 1 (with --exit-code) incident found or (search) nothing
+// matched, 2 bad usage or input.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "triage/core/config.h"
 
 namespace triage::cli {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFound = 1;
+inline constexpr int kExitNoMatch = 1;  // `search` found nothing, as grep says it
 inline constexpr int kExitUsage = 2;
 
 struct Command {
@@ -24,6 +29,10 @@ const std::vector<Command>& Commands();
 
 // Prints "triage: <what>: <why>" to stderr.
 void PrintError(std::string_view what, std::string_view why);
+
+// core::LoadConfig, with its warnings (unknown keys, by file and line) printed to stderr as
+// "triage: warning: ..."; every command reads its configuration through this.
+Result<core::Config> LoadConfiguration(const std::optional<std::string>& explicit_path);
 
 }  // namespace triage::cli
 

@@ -28,7 +28,7 @@ inline void AddDatabaseOptions(Args& args) {
 // "triage: <command>: <why>" and returns nullopt.
 inline std::optional<store::Store> OpenDatabase(const char* command, const Args& args,
                                                 bool read_only) {
-  auto config = core::LoadConfig(args.Get("config"));
+  auto config = LoadConfiguration(args.Get("config"));
   if (!config.ok()) {
     PrintError(command, config.status().message());
     return std::nullopt;
@@ -61,11 +61,6 @@ inline std::optional<int64_t> ParseCount(const std::string& text) {
   for (char c : text)
     if (c < '0' || c > '9') return std::nullopt;
   return std::stoll(text);
-}
-
-inline bool UseColor() {
-  const char* no_color = std::getenv("NO_COLOR");
-  return isatty(STDOUT_FILENO) && !(no_color && *no_color);
 }
 
 // Counts UTF-8 code points, for column widths.

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "command.h"
+#include "manual.h"
 #include "triage/core/rules.h"
+#include "triage/core/spelling.h"
 #include "triage/version.h"
 
 namespace triage::cli {
@@ -37,25 +39,15 @@ void PrintError(std::string_view what, std::string_view why) {
     std::cerr << "triage: " << what << ": " << why << "\n";
 }
 
-}  // namespace triage::cli
-
-namespace {
-
-void PrintUsage(std::ostream& out) {
-  out << "triage " << TRIAGE_VERSION_STRING
-      << ": root causes of GPU-service failures, from their logs\n\n"
-         "Usage: triage COMMAND [OPTIONS] [ARGS]\n\nCommands:\n";
-  for (const auto& c : triage::cli::Commands()) {
-    std::string name = c.name;
-    out << "  " << name << std::string(name.size() < 10 ? 10 - name.size() : 1, ' ') << c.summary
-        << "\n";
-  }
-  out << "\n'triage COMMAND --help' for a command's options. 'triage --version' for the build.\n"
-         "Exit codes: 0 done; 1 with --exit-code when an incident was found; 2 bad usage or "
-         "unreadable input.\n";
+Result<core::Config> LoadConfiguration(const std::optional<std::string>& explicit_path) {
+  auto config = core::LoadConfig(explicit_path);
+  if (config.ok())
+    for (const auto& w : config->warnings) std::cerr << "triage: warning: " << w << "\n";
+  return config;
 }
 
-}  // namespace
+}  // namespace triage::cli
+
 
 // The report is the command's product: a write to standard output that failed (a full disk,
 // /dev/full, a closed pipe) is an error, reported and visible in the exit status.
@@ -77,12 +69,16 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    PrintUsage(std::cerr);
+    std::cerr << triage::cli::TopLevelHelp();
     return triage::cli::kExitUsage;
   }
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    PrintUsage(std::cout);
+    std::cout << triage::cli::TopLevelHelp();
     return triage::cli::kExitOk;
+  }
+  if (args[0] == "--help-man") {
+    std::cout << triage::cli::ManPage();
+    return CheckedExit(triage::cli::kExitOk);
   }
   if (args[0] == "--version" || args[0] == "-V") {
     std::cout << "triage " << TRIAGE_VERSION_STRING << "\n"
@@ -97,6 +93,11 @@ int main(int argc, char** argv) {
       return CheckedExit(c.run(args));
     }
   }
-  triage::cli::PrintError(args[0], "unknown command (see 'triage --help')");
+  std::vector<std::string> names;
+  for (const auto& c : triage::cli::Commands()) names.push_back(c.name);
+  if (auto near = triage::core::NearestName(args[0], names))
+    triage::cli::PrintError(args[0], "unknown command (did you mean '" + *near + "'? see 'triage --help')");
+  else
+    triage::cli::PrintError(args[0], "unknown command (see 'triage --help')");
   return triage::cli::kExitUsage;
 }

@@ -441,7 +441,10 @@ VerifyConfig VerifyConfigFrom(const core::Config& config, bool trust_log_paths) 
   return v;
 }
 
-std::vector<HostCheck> RunHostChecks(const VerifyConfig& config, const Registry& registry) {
+std::string ThisHostName() { return HostName(); }
+
+std::vector<HostCheck> RunHostChecks(const VerifyConfig& config, const Registry& registry,
+                                     const std::function<void(const HostCheck&)>& on_done) {
   std::vector<HostCheck> checks;
   for (const auto& v : registry.verifiers()) {
     if (!v->host_check()) continue;
@@ -458,6 +461,7 @@ std::vector<HostCheck> RunHostChecks(const VerifyConfig& config, const Registry&
     c.detail = r.verification.reason;
     c.facts_json = r.verification.facts_json;
     c.ms = r.verification.ms;
+    if (on_done) on_done(c);
     checks.push_back(std::move(c));
   }
   return checks;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "fixtures.h"
@@ -118,7 +119,7 @@ TEST_F(HistoryCli, SearchTakesAnyTextLiterally) {
     std::vector<std::string> args{"search", "--db", db_, "--json"};
     args.insert(args.end(), q.begin(), q.end());
     auto r = Triage(args);
-    EXPECT_EQ(r.exit_code, 0) << q[0] << ": " << r.err;
+    EXPECT_EQ(r.exit_code, r.out == "{\"hits\":[]}\n" ? 1 : 0) << q[0] << ": " << r.err;
     EXPECT_EQ(r.err, "") << q[0];
     EXPECT_EQ(r.out.rfind("{\"hits\":[", 0), 0u) << r.out;
   }
@@ -131,6 +132,25 @@ TEST_F(HistoryCli, SearchTakesAnyTextLiterally) {
   auto none = Triage({"search", "--db", db_});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.err, "triage: search: needs the text to search for\n");
+}
+
+// grep's convention, which scripts test with `if triage search ...`: 0 a match, 1 none, 2 error.
+TEST_F(HistoryCli, SearchExitsOneWhenNothingMatchesLikeGrep) {
+  Record({ToolkitTooOld("sglang", "120", "a.log", 1, std::nullopt)});
+  auto hit = Triage({"search", "--db", db_, "no kernel image"});
+  EXPECT_EQ(hit.exit_code, 0) << hit.err;
+  auto miss = Triage({"search", "--db", db_, "segfault", "nowhere"});
+  EXPECT_EQ(miss.exit_code, 1) << miss.err;
+  EXPECT_EQ(miss.out, "No stored evidence contains it.\n");
+  EXPECT_EQ(miss.err, "");
+  auto miss_json = Triage({"search", "--db", db_, "--json", "segfault"});
+  EXPECT_EQ(miss_json.exit_code, 1);
+  EXPECT_EQ(miss_json.out, "{\"hits\":[]}\n");
+  std::ofstream(dir_.File("plain")) << "a file, so no folder can be made here\n";
+  auto bad_db = Triage({"search", "--db", dir_.File("plain/x.db"), "segfault"});
+  EXPECT_EQ(bad_db.exit_code, 2) << bad_db.out;
+  auto bad_usage = Triage({"search", "--db", db_, "--limit", "many", "x"});
+  EXPECT_EQ(bad_usage.exit_code, 2);
 }
 
 TEST_F(HistoryCli, ResolveThenRecurrenceReopens) {

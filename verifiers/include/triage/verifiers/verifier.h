@@ -39,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -181,6 +182,12 @@ struct HostCheck {
   std::string facts_json = "{}";
   int64_t ms = 0;
 };
-std::vector<HostCheck> RunHostChecks(const VerifyConfig& config, const Registry& registry);
+// `on_done`, when given, is called with each check as soon as it has finished (doctor prints the
+// row then), on the calling thread.
+std::vector<HostCheck> RunHostChecks(const VerifyConfig& config, const Registry& registry,
+                                     const std::function<void(const HostCheck&)>& on_done = {});
+
+// This machine's name, as the verifications' `host` says it.
+std::string ThisHostName();
 
 }  // namespace triage::verifiers
