@@ -52,8 +52,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/triage.service DESTINATION lib/sys
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/deb/sysusers.conf DESTINATION lib/sysusers.d
         RENAME triage.conf)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/ARCHITECTURE.md
-              ${PROJECT_SOURCE_DIR}/rules/README.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/rules/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        RENAME rules.md)
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}
         RENAME service.md)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
@@ -67,7 +68,7 @@ set(CPACK_PACKAGE_VENDOR triage)
 set(CPACK_PACKAGE_CONTACT "triage maintainers <triage@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "root causes of GPU-service failures, from their logs")
 set(CPACK_PACKAGE_DESCRIPTION
-    "triage reads the logs of GPU services (SGLang, vLLM, PyTorch), assembles tracebacks, matches\n error signatures from rule files and reports the ranked root causes with the lines that prove\n them and the remedy; it verifies them with live checks on the host and its GPUs and keeps\n every incident in SQLite. `triage watch` runs it as a daemon (triage.service).")
+    "triage reads the logs of GPU services (SGLang, vLLM, PyTorch), assembles tracebacks, matches\nerror signatures from rule files and reports the ranked root causes with the lines that prove\nthem and the remedy; it verifies them with live checks on the host and its GPUs and keeps\nevery incident in SQLite. `triage watch` runs it as a daemon (triage.service).")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
