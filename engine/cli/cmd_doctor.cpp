@@ -4,7 +4,6 @@
 //  "checks": [{"name", "status", "detail", "facts", "ms"}]}.
 #include <array>
 #include <cstdlib>
-#include <ctime>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "command.h"
 #include "triage/core/config.h"
 #include "triage/json.h"
+#include "triage/store/store.h"
 #include "triage/verifiers/runner.h"
 #include "triage/verifiers/verifier.h"
 #include "triage/version.h"
@@ -39,15 +39,6 @@ const char* Colour(verifiers::HostStatus s) {
     case verifiers::HostStatus::kUnavailable: return "\033[2m";
   }
   return "";
-}
-
-std::string UtcNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 void PrintRow(const verifiers::HostCheck& c, bool colour, bool facts) {
@@ -121,7 +112,7 @@ int RunDoctor(const std::vector<std::string>& argv) {
     JsonWriter w;
     w.BeginObject();
     w.Key("host").String(verifiers::ThisHostName());
-    w.Key("time").String(UtcNow());
+    w.Key("time").String(store::NowUtc() + "Z");
     w.Key("version").String(TRIAGE_VERSION_STRING);
     w.Key("summary").BeginObject();
     for (auto s : {verifiers::HostStatus::kPass, verifiers::HostStatus::kWarn,
