@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "triage/core/report.h"
@@ -221,8 +222,9 @@ Status RunHook(const std::vector<std::string>& argv, const std::string& input,
     kill(-pid, SIGKILL);
     while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
-    return Status::Timeout(program + ": still running after " + std::to_string(deadline_seconds) +
-                           " s, killed");
+    char after[64];
+    std::snprintf(after, sizeof after, ": still running after %g s, killed", deadline_seconds);
+    return Status::Timeout(program + after);
   }
   const std::string said = Trimmed(errors);
   if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) return Status::Ok();
