@@ -61,32 +61,31 @@ Status ReadNumber(const toml::table& t, const char* section, const char* key, do
   return Status::Ok();
 }
 
-Status ReadBool(const toml::table& t, const char* section, const char* key, bool& out,
-                Config& cfg, const std::string& file) {
+// A value of one TOML type (bool, string); another type is an error naming the key and what
+// was expected.
+template <typename T>
+Status ReadValue(const toml::table& t, const char* section, const char* key, T& out, Config& cfg,
+                 const std::string& file, const char* expected) {
   const toml::node* n = t[section][key].node();
   if (!n) return Status::Ok();
-  auto v = n->value<bool>();
+  auto v = n->value<T>();
   if (!v) {
     return Status::InvalidInput(file + ":" + std::to_string(n->source().begin.line) + ": " +
-                                section + "." + key + ": expected true or false");
+                                section + "." + key + ": expected " + expected);
   }
   out = *v;
   cfg.origin[std::string(section) + "." + key] = file;
   return Status::Ok();
 }
 
+Status ReadBool(const toml::table& t, const char* section, const char* key, bool& out,
+                Config& cfg, const std::string& file) {
+  return ReadValue(t, section, key, out, cfg, file, "true or false");
+}
+
 Status ReadString(const toml::table& t, const char* section, const char* key, std::string& out,
                   Config& cfg, const std::string& file) {
-  const toml::node* n = t[section][key].node();
-  if (!n) return Status::Ok();
-  auto v = n->value<std::string>();
-  if (!v) {
-    return Status::InvalidInput(file + ":" + std::to_string(n->source().begin.line) + ": " +
-                                section + "." + key + ": expected a string");
-  }
-  out = *v;
-  cfg.origin[std::string(section) + "." + key] = file;
-  return Status::Ok();
+  return ReadValue(t, section, key, out, cfg, file, "a string");
 }
 
 // [notify]: a program given as argv (never a command line for a shell), an http:// webhook.

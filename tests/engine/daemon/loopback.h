@@ -1,6 +1,7 @@
 // Loopback servers and clients for the tests of the daemon's metrics and notifications: a free
 // port, a plain HTTP GET, an HTTP receiver that records what is POSTed to it, programs found on
-// PATH and run as children that are always stopped (also when a test fails).
+// PATH and run as children that are always stopped (also when a test fails); the crash those
+// tests write and the port a daemon serves its metrics on.
 #pragma once
 
 #include <arpa/inet.h>
@@ -26,7 +27,44 @@
 #include <thread>
 #include <vector>
 
+#include "daemon_harness.h"
+
 namespace triage::daemon::testing {
+
+// A PyTorch CUDA OOM that ends a training script.
+inline std::string CudaOomCrash() {
+  return "2026-11-02 09:24:00 INFO step 100 loss=0.42\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/app/train.py\", line 88, in <module>\n"
+         "    loss = model(batch)\n"
+         "  File \"/usr/lib/python3/site-packages/torch/nn/modules/module.py\", line 1553, in "
+         "_call_impl\n"
+         "    return forward_call(*args, **kwargs)\n"
+         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+         "total capacity of 79.15 GiB of which 1.02 GiB is free.\n";
+}
+
+inline std::string ReadText(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The port a `watch --metrics 127.0.0.1:...` logged it serves on; -1 when it did not within 10 s.
+inline int MetricsPort(const WatchProcess& w) {
+  const std::string key = "event=metrics.listen address=127.0.0.1:";
+  int port = -1;
+  WaitUntil(
+      [&] {
+        const std::string log = w.Log();
+        const size_t k = log.find(key);
+        if (k != std::string::npos) port = std::atoi(log.c_str() + k + key.size());
+        return port > 0;
+      },
+      std::chrono::seconds(10));
+  return port;
+}
 
 // A port on 127.0.0.1 that nothing listens on now (the kernel's pick, released).
 inline int FreePort() {

@@ -14,55 +14,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A PyTorch CUDA OOM that ends a training script.
-std::string CudaOomCrash() {
-  return "2026-11-02 09:24:00 INFO step 100 loss=0.42\n"
-         "Traceback (most recent call last):\n"
-         "  File \"/app/train.py\", line 88, in <module>\n"
-         "    loss = model(batch)\n"
-         "  File \"/usr/lib/python3/site-packages/torch/nn/modules/module.py\", line 1553, in "
-         "_call_impl\n"
-         "    return forward_call(*args, **kwargs)\n"
-         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
-         "total capacity of 79.15 GiB of which 1.02 GiB is free.\n";
-}
-
-class MetricsTest : public ::testing::Test {
+class MetricsTest : public WatchFolderTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty());
-    dir_ = tmp_ / "logs";
-    fs::create_directories(dir_);
-    fs::create_directories(tmp_ / "config");
-    db_ = tmp_ / "watch.db";
-  }
   std::vector<std::string> Args(const std::string& listen) const {
     return {"--db", db_.string(), "--quiet-gap", "3600", "--metrics", listen, dir_.string()};
   }
-  // The port the daemon logged it serves on (asked for port 0).
-  static int ServedPort(const WatchProcess& w) {
-    int port = -1;
-    WaitUntil(
-        [&] {
-          std::string log = w.Log();
-          size_t k = log.find("event=metrics.listen address=127.0.0.1:");
-          if (k == std::string::npos) return false;
-          port = std::atoi(log.c_str() + k + std::strlen("event=metrics.listen address=127.0.0.1:"));
-          return port > 0;
-        },
-        10s);
-    return port;
-  }
   int64_t Stored() { return TotalOccurrences(CauseOccurrences(db_)); }
-  static std::string Slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-
-  TempDir tmp_;
-  fs::path dir_, db_;
 };
 
 TEST_F(MetricsTest, PrometheusScrapesTheIncidentOfACrash) {
@@ -73,7 +30,7 @@ TEST_F(MetricsTest, PrometheusScrapesTheIncidentOfACrash) {
   ASSERT_GT(daemon_port, 0);
   ASSERT_GT(prom_port, 0);
   WatchProcess w(tmp_.path(), Args("127.0.0.1:" + std::to_string(daemon_port)));
-  ASSERT_EQ(ServedPort(w), daemon_port) << w.Log();
+  ASSERT_EQ(MetricsPort(w), daemon_port) << w.Log();
 
   fs::path config = tmp_ / "prometheus.yml";
   std::ofstream(config) << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
@@ -98,7 +55,7 @@ TEST_F(MetricsTest, PrometheusScrapesTheIncidentOfACrash) {
       },
       30s);
   ASSERT_TRUE(seen) << "last answer " << answer.status << ": " << answer.body << "\n"
-                    << Slurp(tmp_ / "prometheus.log").substr(0, 4000);
+                    << ReadText(tmp_ / "prometheus.log").substr(0, 4000);
   EXPECT_NE(answer.body.find("\"__name__\":\"triage_incidents_total\""), std::string::npos) << answer.body;
   EXPECT_NE(answer.body.find("\"service\":\"trainer\""), std::string::npos) << answer.body;
   EXPECT_NE(answer.body.find("\"job\":\"triage\""), std::string::npos) << answer.body;
@@ -114,7 +71,7 @@ TEST_F(MetricsTest, TheExpositionPassesPromtoolAndCountsWhatWasRead) {
   const std::string promtool = FindProgram("promtool");
   if (promtool.empty()) GTEST_SKIP() << "promtool is not installed (scripts/deps.sh installs prometheus)";
   WatchProcess w(tmp_.path(), Args("127.0.0.1:0"));
-  const int port = ServedPort(w);
+  const int port = MetricsPort(w);
   ASSERT_GT(port, 0) << w.Log();
   const std::string crash = CudaOomCrash();
   Append(dir_ / "trainer.log", {crash}, 0, 1);
@@ -156,7 +113,7 @@ TEST_F(MetricsTest, TheExpositionPassesPromtoolAndCountsWhatWasRead) {
   fs::path exposition = tmp_ / "metrics.txt";
   std::ofstream(exposition) << m.body;
   Child check({promtool, "check", "metrics"}, tmp_ / "promtool.out", exposition);
-  EXPECT_EQ(check.Wait(30s), 0) << Slurp(tmp_ / "promtool.out");
+  EXPECT_EQ(check.Wait(30s), 0) << ReadText(tmp_ / "promtool.out");
 
   HttpAnswer health = HttpGet(port, "/healthz");
   EXPECT_EQ(health.status, 200);
@@ -170,11 +127,11 @@ TEST_F(MetricsTest, TheShippedAlertingRulesPassPromtool) {
   if (promtool.empty()) GTEST_SKIP() << "promtool is not installed (scripts/deps.sh installs prometheus)";
   const std::string rules = std::string(TRIAGE_SOURCE_DIR) + "/packaging/prometheus/triage-alerts.yml";
   Child check({promtool, "check", "rules", rules}, tmp_ / "check.out");
-  EXPECT_EQ(check.Wait(30s), 0) << Slurp(tmp_ / "check.out");
+  EXPECT_EQ(check.Wait(30s), 0) << ReadText(tmp_ / "check.out");
   // Their cases: a series that appears with its first occurrence fires, as does a recurrence.
   const std::string cases = std::string(TRIAGE_SOURCE_DIR) + "/packaging/prometheus/triage-alerts.test.yml";
   Child test({promtool, "test", "rules", cases}, tmp_ / "test.out");
-  EXPECT_EQ(test.Wait(30s), 0) << Slurp(tmp_ / "test.out");
+  EXPECT_EQ(test.Wait(30s), 0) << ReadText(tmp_ / "test.out");
 }
 
 TEST_F(MetricsTest, TheTextfileIsWrittenWholeForNodeExporter) {
@@ -188,7 +145,7 @@ TEST_F(MetricsTest, TheTextfileIsWrittenWholeForNodeExporter) {
   ASSERT_TRUE(WaitUntil([&] { return Stored() == 1; }, 10s)) << w.Log();
   // Written again at the stop, with the incident; nothing else is left in the folder.
   EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
-  const std::string text = Slurp(prom);
+  const std::string text = ReadText(prom);
   EXPECT_NE(text.find("triage_incidents_total{service=\"trainer\",cause=\"cuda.oom\""),
             std::string::npos)
       << text;
@@ -200,7 +157,7 @@ TEST_F(MetricsTest, TheTextfileIsWrittenWholeForNodeExporter) {
   const std::string promtool = FindProgram("promtool");
   if (!promtool.empty()) {
     Child check({promtool, "check", "metrics"}, tmp_ / "promtool.out", prom);
-    EXPECT_EQ(check.Wait(30s), 0) << Slurp(tmp_ / "promtool.out");
+    EXPECT_EQ(check.Wait(30s), 0) << ReadText(tmp_ / "promtool.out");
   }
 }
 
@@ -208,7 +165,7 @@ TEST_F(MetricsTest, AnAddressThatCannotBeServedStopsTheStart) {
   EXPECT_EQ(RunTriage({"watch", "--db", db_.string(), "--metrics", "nowhere:99999", dir_.string()},
                       tmp_.path()),
             2);
-  std::string err = Slurp(tmp_ / "run.err");
+  std::string err = ReadText(tmp_ / "run.err");
   EXPECT_NE(err.find("metrics"), std::string::npos) << err;
   EXPECT_NE(err.find("port"), std::string::npos) << err;
 }

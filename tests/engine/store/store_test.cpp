@@ -94,25 +94,20 @@ TEST(StoreRecord, SameFailureInTwoLogsIsOneIncidentWithTwoOccurrences) {
 TEST(StoreRecord, SaysHowEachIncidentOfTheBatchWasFiled) {
   TempDir dir;
   Store store = OpenOrDie(dir.File("t.db"));
-  std::vector<core::Incident> monday{
-      ToolkitTooOld("sglang-server", "120", "/var/log/a/sglang-server.log", 4242,
-                    "2026-11-02T09:24:02")};
-  std::vector<core::Incident> tuesday{
-      ToolkitTooOld("sglang-server", "120", "/var/log/a/sglang-server.log", 9000,
-                    "2026-11-03T14:01:55"),
-      ToolkitTooOld("sglang-server", "100", "/var/log/a/sglang-server.log", 9100,
-                    "2026-11-03T14:05:00")};
   using Filed = RecordOutcome::Filed;
-  auto r1 = store.Record(monday);
-  ASSERT_TRUE(r1.ok()) << r1.status().message();
-  EXPECT_EQ(r1->filed, std::vector<Filed>{Filed::kNew});
-  auto r2 = store.Record(tuesday);
-  ASSERT_TRUE(r2.ok()) << r2.status().message();
-  EXPECT_EQ(r2->filed, (std::vector<Filed>{Filed::kRecurrence, Filed::kNew}));
+  auto filed = [&](std::vector<core::Incident>& batch) {
+    auto r = store.Record(batch);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? r->filed : std::vector<Filed>{};
+  };
+  const std::string log = "/var/log/a/sglang-server.log";
+  std::vector<core::Incident> first{ToolkitTooOld("sglang-server", "120", log, 4242, "2026-11-02T09:24:02")};
+  EXPECT_EQ(filed(first), std::vector<Filed>{Filed::kNew});
+  std::vector<core::Incident> later{ToolkitTooOld("sglang-server", "120", log, 9000, "2026-11-03T14:01:55"),
+                                    ToolkitTooOld("sglang-server", "100", log, 9100, "2026-11-03T14:05:00")};
+  EXPECT_EQ(filed(later), (std::vector<Filed>{Filed::kRecurrence, Filed::kNew}));
   // The same occurrences read again (a restart before their checkpoint was written).
-  auto r3 = store.Record(tuesday);
-  ASSERT_TRUE(r3.ok()) << r3.status().message();
-  EXPECT_EQ(r3->filed, (std::vector<Filed>{Filed::kReadAgain, Filed::kReadAgain}));
+  EXPECT_EQ(filed(later), (std::vector<Filed>{Filed::kReadAgain, Filed::kReadAgain}));
 }
 
 TEST(StoreRecord, SameCauseOnAnotherArchitectureIsASecondIncident) {
