@@ -21,6 +21,7 @@
 #include "triage/daemon/file_selector.h"
 #include "triage/store/store.h"
 #include "triage/verifiers/runner.h"
+#include "triage/version.h"
 
 namespace triage::cli {
 namespace {
@@ -40,7 +41,10 @@ constexpr const char* kUsage =
     "(/var/log/pods/<namespace>_<pod>_<uid>/<container>/0.log) are read as the container's service,\n"
     "with the namespace and pod kept.\n\n"
     "'-' reads stdin instead, until it ends or SIGTERM/SIGINT, and writes each incident to the store\n"
-    "as soon as it closes (no checkpoint: a stream cannot be resumed; no heartbeat).\n\n";
+    "as soon as it closes (no checkpoint: a stream cannot be resumed; no heartbeat).\n\n"
+    "Metrics: --metrics HOST:PORT (or [metrics] listen) serves Prometheus' /metrics and /healthz;\n"
+    "[metrics] textfile writes the same for node_exporter. [notify] exec runs a program and\n"
+    "[notify] webhook POSTs to a URL for each incident stored, with its JSON. Not with '-'.\n\n";
 
 double ParseSeconds(const std::string& s, bool& ok) {
   char* end = nullptr;
@@ -151,6 +155,7 @@ int RunWatch(const std::vector<std::string>& argv) {
       .Option("quiet-gap", "SECONDS", "close a file's open incidents after this long without new lines (default: [watch] quiet_gap, 300)")
       .Option("settle", "SECONDS", "after a fatal line, write the incident once its file is quiet this long (default 0.5; after a traceback 1 s, or this if longer)")
       .Option("heartbeat", "SECONDS", "how often the heartbeat is written (default 5)")
+      .Option("metrics", "HOST:PORT", "serve Prometheus metrics at /metrics, and /healthz (default: [metrics] listen)")
       .Option("log-level", "LEVEL", "debug, info (default), warning or error");
   if (!args.Parse(argv)) {
     PrintError("watch", args.error());
@@ -172,6 +177,8 @@ int RunWatch(const std::vector<std::string>& argv) {
   o.config_path = args.Get("config");
   o.rule_folders = args.GetAll("rules");
   if (auto h = args.Get("host")) o.host = *h;
+  if (auto m = args.Get("metrics")) o.metrics_listen = *m;
+  o.version = TRIAGE_VERSION_STRING;
   bool ok = true;
   if (auto q = args.Get("quiet-gap")) {
     o.quiet_gap_seconds = ParseSeconds(*q, ok);
@@ -221,8 +228,8 @@ int RunWatch(const std::vector<std::string>& argv) {
     return verifiers::MakeVerificationRunner(vc);
   };
   if (std::find(o.folders.begin(), o.folders.end(), "-") != o.folders.end()) {
-    if (o.folders.size() > 1 || o.once) {
-      PrintError("watch", "'-' (stdin) is watched alone, and not with --once");
+    if (o.folders.size() > 1 || o.once || !o.metrics_listen.empty()) {
+      PrintError("watch", "'-' (stdin) is watched alone, and not with --once or --metrics");
       return kExitUsage;
     }
     return WatchStdin(o);

@@ -64,17 +64,51 @@ Status ReadNumber(const toml::table& t, const char* section, const char* key, do
   return Status::Ok();
 }
 
-Status ReadBool(const toml::table& t, const char* section, const char* key, bool& out,
-                Config& cfg, const std::string& file) {
+// A value of one TOML type (bool, string); another type is an error naming the key and what
+// was expected.
+template <typename T>
+Status ReadValue(const toml::table& t, const char* section, const char* key, T& out, Config& cfg,
+                 const std::string& file, const char* expected) {
   const toml::node* n = t[section][key].node();
   if (!n) return Status::Ok();
-  auto v = n->value<bool>();
+  auto v = n->value<T>();
   if (!v) {
     return Status::InvalidInput(file + ":" + std::to_string(n->source().begin.line) + ": " +
-                                section + "." + key + ": expected true or false");
+                                section + "." + key + ": expected " + expected);
   }
   out = *v;
   cfg.origin[std::string(section) + "." + key] = file;
+  return Status::Ok();
+}
+
+Status ReadBool(const toml::table& t, const char* section, const char* key, bool& out,
+                Config& cfg, const std::string& file) {
+  return ReadValue(t, section, key, out, cfg, file, "true or false");
+}
+
+Status ReadString(const toml::table& t, const char* section, const char* key, std::string& out,
+                  Config& cfg, const std::string& file) {
+  return ReadValue(t, section, key, out, cfg, file, "a string");
+}
+
+// [notify]: a program given as argv (never a command line for a shell), an http:// webhook.
+Status CheckNotify(const toml::table& t, const Config& cfg, const std::string& file) {
+  auto where = [&](const char* key) {
+    const toml::node* n = t["notify"][key].node();
+    return file + ":" + std::to_string(n ? n->source().begin.line : 0) + ": notify." + key;
+  };
+  if (t["notify"]["exec"].node() && !t["notify"]["exec"].as_array())
+    return Status::InvalidInput(where("exec") + ": expected an array: [\"/path/to/program\", \"arg\"]");
+  if (!cfg.notify_exec.empty() && (cfg.notify_exec[0].empty() || cfg.notify_exec[0][0] != '/'))
+    return Status::InvalidInput(where("exec") + ": the program must be an absolute path");
+  const std::string& url = cfg.notify_webhook;
+  if (!url.empty() && url.rfind("http://", 0) != 0) {
+    return Status::InvalidInput(where("webhook") +
+                                (url.rfind("https://", 0) == 0
+                                     ? ": https is not supported, only http:// URLs"
+                                     : ": expected an http:// URL"));
+  }
+  if (cfg.notify_per_minute < 1) return Status::InvalidInput(where("per_minute") + ": at least 1");
   return Status::Ok();
 }
 
@@ -95,7 +129,7 @@ Status Parse(const std::string& file, Config& cfg) {
       {"watch", {"folders", "include", "exclude", "quiet_gap"}},
       {"verify", {"enabled", "deadline", "allowed_prefixes", "driver_paths", "toolkit_paths"}},
       {"metrics", {"listen", "textfile"}},
-      {"notify", {"exec", "webhook"}},
+      {"notify", {"exec", "webhook", "deadline", "per_minute"}},
   };
   std::vector<std::string> sections;
   for (const auto& [name, keys] : kKnown) sections.push_back(name);
@@ -159,7 +193,15 @@ Status Parse(const std::string& file, Config& cfg) {
     return s;
   if (!(s = ReadStrings(t, "verify", "toolkit_paths", cfg.verify_toolkit_paths, cfg, file)).ok())
     return s;
-  return Status::Ok();
+  if (!(s = ReadString(t, "metrics", "listen", cfg.metrics_listen, cfg, file)).ok()) return s;
+  if (!(s = ReadString(t, "metrics", "textfile", cfg.metrics_textfile, cfg, file)).ok()) return s;
+  if (!(s = ReadStrings(t, "notify", "exec", cfg.notify_exec, cfg, file)).ok()) return s;
+  if (!(s = ReadString(t, "notify", "webhook", cfg.notify_webhook, cfg, file)).ok()) return s;
+  if (!(s = ReadNumber(t, "notify", "deadline", cfg.notify_deadline_seconds, cfg, file)).ok())
+    return s;
+  if (!(s = ReadNumber(t, "notify", "per_minute", cfg.notify_per_minute, cfg, file)).ok())
+    return s;
+  return CheckNotify(t, cfg, file);
 }
 
 std::string Quote(const std::string& s) {
@@ -248,6 +290,12 @@ std::string DescribeConfig(const Config& c) {
   line("verify.allowed_prefixes", List(c.verify_allowed_prefixes));
   line("verify.driver_paths", List(c.verify_driver_paths));
   line("verify.toolkit_paths", List(c.verify_toolkit_paths));
+  line("metrics.listen", Quote(c.metrics_listen));
+  line("metrics.textfile", Quote(c.metrics_textfile));
+  line("notify.exec", List(c.notify_exec));
+  line("notify.webhook", Quote(c.notify_webhook));
+  line("notify.deadline", Number(c.notify_deadline_seconds));
+  line("notify.per_minute", Number(c.notify_per_minute));
   return out.str();
 }
 

@@ -34,11 +34,14 @@
 #include <set>
 #include <unordered_map>
 
+#include "exporter.h"
 #include "inotify_watcher.h"
+#include "notifier.h"
 #include "stream_pipeline.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/rules.h"
 #include "triage/daemon/file_selector.h"
+#include "triage/daemon/metrics.h"
 #include "triage/store/store.h"
 #include "verify_worker.h"
 
@@ -275,6 +278,7 @@ struct Tail {
   FileId copy_of{};        // kPendingCopy: the file it seems to be a copy of
   std::string origin_head;  // kPendingCopy: that file's first bytes
   bool queued = false;
+  Clock::time_point ready_since{};  // bytes have waited to be read since (epoch: none wait)
 
   ~Tail() {
     if (fd >= 0) close(fd);
@@ -300,7 +304,7 @@ struct Counters {
 
 class Daemon {
  public:
-  explicit Daemon(const WatchOptions& options) : opts_(options) {}
+  explicit Daemon(const WatchOptions& options) : opts_(options), metrics_(options.version) {}
   ~Daemon() {
     if (lock_fd_ >= 0) close(lock_fd_);
   }
@@ -372,6 +376,11 @@ class Daemon {
   void WriteHeartbeat(bool running);
   void HeartbeatLater();
 
+  // Metrics and notifications.
+  Status StartExporter();
+  void PublishGauges();
+  void Published(const std::vector<core::Incident>& stored, const store::RecordOutcome& outcome);
+
   // Events.
   void OnChanges(std::vector<FsChange>& changes);
   void OnSignal(int signo);
@@ -381,6 +390,8 @@ class Daemon {
   void Shutdown();
 
   const WatchOptions& opts_;
+  // Before everything that counts into it (the verifier, the notifier), so destroyed after.
+  Metrics metrics_;
   asio::io_context io_;
   std::unique_ptr<asio::signal_set> signals_;
   std::unique_ptr<asio::steady_timer> tick_timer_, commit_timer_, heartbeat_timer_, retry_timer_;
@@ -436,6 +447,8 @@ class Daemon {
   bool stopping_ = false;
 
   Counters counters_;
+  std::unique_ptr<detail::MetricsExporter> exporter_;
+  std::unique_ptr<detail::Notifier> notifier_;
   std::string last_error_;
   std::string started_at_;
   std::mutex log_mu_;
@@ -472,6 +485,15 @@ Status Daemon::LoadSettings(bool initial) {
     Log({LogRecord::Level::kWarning, "rules.warning", {{"diagnostic", d.ToString()}}});
   for (const auto& w : cfg->warnings)
     Log({LogRecord::Level::kWarning, "config.warning", {{"diagnostic", w}}});
+  detail::NotifySettings notify;
+  notify.exec = cfg->notify_exec;
+  notify.deadline_seconds = cfg->notify_deadline_seconds;
+  notify.per_minute = cfg->notify_per_minute;
+  if (!cfg->notify_webhook.empty()) {
+    auto url = detail::ParseHttpUrl(cfg->notify_webhook);
+    if (!url.ok()) return url.status().Annotate("notify.webhook");
+    notify.webhook = *url;
+  }
 
   config_ = std::move(cfg).value();
   rules_ = loaded.rules;
@@ -491,13 +513,17 @@ Status Daemon::LoadSettings(bool initial) {
     if (!opts_.runner_factory) return Status::InvalidInput("verification: no verifier runner");
     if (!verifier_) {
       verifier_ = std::make_unique<detail::VerifyWorker>(
-          db_path_, opts_.verify_min_interval_seconds, opts_.verify_queue_limit,
+          db_path_, opts_.verify_min_interval_seconds, opts_.verify_queue_limit, &metrics_,
           [this](LogRecord r) { Log(std::move(r)); });
     }
     verifier_->SetRunner(opts_.runner_factory(config_));
   } else if (verifier_) {
     verifier_->SetRunner(nullptr);
   }
+  if (notify.enabled() && !opts_.once && !notifier_) {
+    notifier_ = std::make_unique<detail::Notifier>(&metrics_, [this](LogRecord r) { Log(std::move(r)); });
+  }
+  if (notifier_) notifier_->Configure(std::move(notify));
   return Status::Ok();
 }
 
@@ -580,10 +606,68 @@ Status Daemon::Start() {
         {"once", opts_.once ? "yes" : "no"}});
   if (inotify_) inotify_->Start();
   if (!opts_.once) {
+    if (Status st = StartExporter(); !st.ok()) return st;
     WriteHeartbeat(true);
     HeartbeatLater();
   }
   return Status::Ok();
+}
+
+Status Daemon::StartExporter() {
+  detail::ExporterSettings es;
+  const std::string listen = !opts_.metrics_listen.empty() ? opts_.metrics_listen : config_.metrics_listen;
+  if (!listen.empty()) {
+    auto address = detail::ParseListenAddress(listen);
+    if (!address.ok()) return address.status().Annotate("metrics");
+    es.listen = *address;
+  }
+  es.textfile = config_.metrics_textfile;
+  if (!es.listen && es.textfile.empty()) return Status::Ok();
+  es.textfile_seconds = opts_.metrics_textfile_seconds;
+  es.healthy_loop_seconds = std::max(30.0, 3 * opts_.heartbeat_seconds);
+  PublishGauges();
+  auto exporter = detail::MetricsExporter::Start(metrics_, es, [this](LogRecord r) { Log(std::move(r)); });
+  if (!exporter.ok()) return exporter.status().Annotate("metrics");
+  exporter_ = std::move(exporter).value();
+  std::vector<std::pair<std::string, std::string>> fields;
+  if (es.listen) fields.emplace_back("address", exporter_->bound());
+  if (!es.textfile.empty()) fields.emplace_back("textfile", es.textfile);
+  Info("metrics.listen", std::move(fields));
+  return Status::Ok();
+}
+
+// The gauges only the daemon's thread can read, and the loop's liveness for /healthz.
+void Daemon::PublishGauges() {
+  metrics_.SetFilesWatched(tails_.size());
+  Clock::time_point oldest = Clock::time_point::max();
+  for (const Tail* t : ready_)
+    if (t->ready_since != Clock::time_point{}) oldest = std::min(oldest, t->ready_since);
+  if (oldest == Clock::time_point::max()) {
+    metrics_.ClearReadBacklog();
+  } else {
+    metrics_.SetReadBacklogSince(oldest);
+  }
+  metrics_.LoopAlive();
+}
+
+// Occurrences stored: counted, and handed to the notifier (a same occurrence read again is
+// neither). A store that does not say how each was filed has them all counted as occurrences.
+void Daemon::Published(const std::vector<core::Incident>& stored,
+                       const store::RecordOutcome& outcome) {
+  const double now = static_cast<double>(
+                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count()) /
+                     1000.0;
+  const bool known = outcome.filed.size() == stored.size();
+  for (size_t i = 0; i < stored.size(); ++i) {
+    const auto filed = known ? outcome.filed[i] : store::RecordOutcome::Filed::kRecurrence;
+    if (filed == store::RecordOutcome::Filed::kReadAgain) continue;
+    const core::Incident& inc = stored[i];
+    metrics_.IncidentStored(inc.service, inc.causes.empty() ? "-" : inc.causes.front().cause,
+                            inc.host, now);
+    if (notifier_) notifier_->Submit(inc, filed == store::RecordOutcome::Filed::kRecurrence);
+  }
 }
 
 Status Daemon::RunLoop() {
@@ -995,6 +1079,7 @@ void Daemon::MarkReady(Tail& t) {
   }
   if (t.queued) return;
   t.queued = true;
+  if (t.ready_since == Clock::time_point{}) t.ready_since = Clock::now();
   ready_.push_back(&t);
   if (!opts_.once && !draining_posted_) {
     draining_posted_ = true;
@@ -1012,9 +1097,14 @@ void Daemon::Drain() {
     Tail* t = ready_.front();
     ready_.pop_front();
     t->queued = false;
-    if (ReadTail(*t, kTurnBudget)) MarkReady(*t);
+    if (ReadTail(*t, kTurnBudget)) {
+      MarkReady(*t);
+    } else {
+      t->ready_since = {};
+    }
   }
   if (!pending_incidents_.empty()) Commit();
+  PublishGauges();
   if (!ready_.empty() && !draining_posted_) {
     draining_posted_ = true;
     asio::post(io_, [this] { Drain(); });
@@ -1074,6 +1164,7 @@ bool Daemon::ReadTail(Tail& t, size_t budget) {
     t.read_offset += static_cast<uint64_t>(n);
     done += static_cast<size_t>(n);
     counters_.bytes += n;
+    metrics_.AddBytesRead(static_cast<uint64_t>(n));
     t.last_data = Clock::now();
     Consume(t, buf.data(), static_cast<size_t>(n));
   }
@@ -1116,6 +1207,7 @@ void Daemon::Consume(Tail& t, const char* data, size_t n) {
   t.partial_fed = false;
   t.lines += nl;
   counters_.lines += static_cast<int64_t>(nl);
+  metrics_.AddLinesRead(nl);
   t.partial.assign(last_nl + 1, end);
   AfterFeed(t);
 }
@@ -1386,6 +1478,7 @@ void Daemon::Commit() {
     auto t = tails_.find(id);
     if (t != tails_.end() && !cp.forget) t->second->committed_offset = cp.offset;
   }
+  Published(pending_incidents_, *outcome);
   for (auto& inc : pending_incidents_) {
     std::string cause = inc.causes.empty() ? "-" : inc.causes.front().cause;
     Info("incident", {{"id", inc.id ? std::to_string(*inc.id) : "-"},
@@ -1505,6 +1598,7 @@ void Daemon::OnChanges(std::vector<FsChange>& changes) {
     auto fit = folders_.find(wd);
     if (fit != folders_.end()) Reconcile(fit->second.path, wd, false);
   }
+  PublishGauges();
 }
 
 void Daemon::OnSignal(int signo) {
@@ -1638,6 +1732,7 @@ void Daemon::HeartbeatLater() {
       io_.stop();
       return;
     }
+    PublishGauges();
     WriteHeartbeat(true);
     HeartbeatLater();
   });

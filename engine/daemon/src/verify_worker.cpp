@@ -7,10 +7,11 @@
 namespace triage::daemon::detail {
 
 VerifyWorker::VerifyWorker(std::string db_path, double min_interval_seconds, size_t queue_limit,
-                           Log log)
+                           Metrics* metrics, Log log)
     : db_path_(std::move(db_path)),
       min_interval_(min_interval_seconds),
       queue_limit_(queue_limit == 0 ? 1 : queue_limit),
+      metrics_(metrics),
       log_(std::move(log)),
       thread_([this] { Loop(); }) {}
 
@@ -77,6 +78,11 @@ void VerifyWorker::Loop() {
     }
     last_start = std::chrono::steady_clock::now();
     runner->VerifyIncident(incident);
+    if (metrics_) {
+      for (const auto& cause : incident.causes)
+        for (const auto& v : cause.verifications)
+          metrics_->VerificationDone(v.verifier, core::VerdictName(v.verdict));
+    }
     if (!db) {
       auto opened = store::Store::Open(db_path_);
       if (!opened.ok()) {

@@ -17,13 +17,16 @@
 #include "triage/core/incident.h"
 #include "triage/core/verifier.h"
 #include "triage/daemon/daemon.h"
+#include "triage/daemon/metrics.h"
 
 namespace triage::daemon::detail {
 
 class VerifyWorker {
  public:
   using Log = std::function<void(LogRecord)>;  // thread-safe
-  VerifyWorker(std::string db_path, double min_interval_seconds, size_t queue_limit, Log log);
+  // `metrics` (may be null) counts the verdicts; it must outlive the worker.
+  VerifyWorker(std::string db_path, double min_interval_seconds, size_t queue_limit,
+               Metrics* metrics, Log log);
   ~VerifyWorker();  // Stop()
   VerifyWorker(const VerifyWorker&) = delete;
   VerifyWorker& operator=(const VerifyWorker&) = delete;
@@ -46,6 +49,7 @@ class VerifyWorker {
   std::string db_path_;
   std::chrono::duration<double> min_interval_;
   size_t queue_limit_;
+  Metrics* metrics_;
   Log log_;
   std::mutex mu_;
   std::condition_variable cv_;

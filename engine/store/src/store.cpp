@@ -519,12 +519,15 @@ Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string
     id = st->Int(0);
     TRIAGE_TRY(st->Run());
     ++outcome.new_incidents;
+    outcome.filed.push_back(RecordOutcome::Filed::kNew);
   } else if (same_occurrence) {
     id = *existing;
+    outcome.filed.push_back(RecordOutcome::Filed::kReadAgain);
   } else {
     id = *existing;
     occurrence = "latest";
     ++outcome.recurrences;
+    outcome.filed.push_back(RecordOutcome::Filed::kRecurrence);
     if (was_resolved) ++outcome.reopened;
     TRIAGE_PREPARE(st, db,
                    "UPDATE incidents SET service = ?2, host = ?3, source = ?4, first_line = ?5, "

@@ -57,6 +57,25 @@ TEST_F(ConfigTest, XdgConfigFileIsReadWithOrigins) {
   EXPECT_NE(described.find("rules.folders = []  # default"), std::string::npos);
 }
 
+TEST_F(ConfigTest, MetricsAndNotifySectionsAreReadWithOrigins) {
+  std::string file = Write("config/triage/config.toml",
+                           "[metrics]\nlisten = \"127.0.0.1:9400\"\ntextfile = \"/srv/tf/triage.prom\"\n"
+                           "[notify]\nexec = [\"/usr/local/bin/page\", \"--team\", \"gpu\"]\n"
+                           "webhook = \"http://127.0.0.1:8080/hook\"\ndeadline = 3\nper_minute = 4\n");
+  auto cfg = LoadConfig(std::nullopt);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->metrics_listen, "127.0.0.1:9400");
+  EXPECT_EQ(cfg->metrics_textfile, "/srv/tf/triage.prom");
+  EXPECT_EQ(cfg->notify_exec, (std::vector<std::string>{"/usr/local/bin/page", "--team", "gpu"}));
+  EXPECT_EQ(cfg->notify_webhook, "http://127.0.0.1:8080/hook");
+  EXPECT_EQ(cfg->notify_deadline_seconds, 3);
+  EXPECT_EQ(cfg->notify_per_minute, 4);
+  std::string described = DescribeConfig(*cfg);
+  EXPECT_NE(described.find("metrics.listen = \"127.0.0.1:9400\"  # " + file), std::string::npos)
+      << described;
+  EXPECT_NE(described.find("notify.per_minute = 4  # " + file), std::string::npos) << described;
+}
+
 TEST_F(ConfigTest, DbPathPrecedenceFlagThenEnvThenFile) {
   Config cfg;
   cfg.store_path = "/from/file.db";

@@ -38,15 +38,8 @@ std::string HandlerTraceback() {
          "KeyError: 'prompt'\n";
 }
 
-class CrashTest : public ::testing::Test {
+class CrashTest : public WatchFolderTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty());
-    dir_ = tmp_ / "logs";
-    fs::create_directories(dir_);
-    fs::create_directories(tmp_ / "config");
-    db_ = tmp_ / "watch.db";
-  }
   std::vector<std::string> Args() const {
     return {"--db", db_.string(), "--quiet-gap", "3600", "--heartbeat", "0.1", dir_.string()};
   }
@@ -54,9 +47,6 @@ class CrashTest : public ::testing::Test {
     return WaitUntil([&] { return HeartbeatCounter(db_, "running") == 1; }, 10s);
   }
   int64_t Stored() { return TotalOccurrences(CauseOccurrences(db_)); }
-
-  TempDir tmp_;
-  fs::path dir_, db_;
 };
 
 TEST_F(CrashTest, ATracebackCrashIsStoredWithinTwoSecondsOfTheFileGoingQuiet) {

@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "../../read_source.h"
 #include "triage/store/store.h"
 
@@ -171,6 +173,22 @@ class WatchProcess {
   fs::path home_;
   fs::path log_;
   pid_t pid_ = -1;
+};
+
+// A test with a temporary home: a log folder to watch (`dir_`), a database path (`db_`) and an
+// empty configuration folder, all removed at the end.
+class WatchFolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(tmp_.path().empty());
+    dir_ = tmp_ / "logs";
+    fs::create_directories(dir_);
+    fs::create_directories(tmp_ / "config");
+    db_ = tmp_ / "watch.db";
+  }
+
+  TempDir tmp_;
+  fs::path dir_, db_;
 };
 
 inline bool WaitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {

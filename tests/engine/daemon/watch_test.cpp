@@ -40,14 +40,10 @@ std::string OomKill(int pid) {
          "UID:1000 pgtables:123456kB oom_score_adj:0\n";
 }
 
-class WatchTest : public ::testing::Test {
+class WatchTest : public WatchFolderTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(tmp_.path().empty());
-    dir_ = tmp_ / "logs";
-    fs::create_directories(dir_);
-    fs::create_directories(tmp_ / "config");
-    db_ = tmp_ / "watch.db";
+    WatchFolderTest::SetUp();
     lines_ = ReadLines(DataFile("workload.log.gz"));
     ASSERT_GT(lines_.size(), 1000u) << "missing " << DataFile("workload.log.gz");
     truth_ = ReadTruth(DataFile("workload.truth.jsonl"));
@@ -142,8 +138,6 @@ class WatchTest : public ::testing::Test {
     EXPECT_EQ(got, want) << "daemon:\n" << ToString(got) << "truth:\n" << ToString(want);
   }
 
-  TempDir tmp_;
-  fs::path dir_, db_;
   std::vector<std::string> lines_;
   WorkloadTruth truth_;
   int refs_ = 0;

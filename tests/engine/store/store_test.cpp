@@ -102,6 +102,24 @@ TEST_P(StoreRecord, SameFailureInTwoLogsIsOneIncidentWithTwoOccurrences) {
   EXPECT_EQ((*h)[0].status, "open");
 }
 
+TEST_P(StoreRecord, SaysHowEachIncidentOfTheBatchWasFiled) {
+  Store store = OpenOrDie(target());
+  using Filed = RecordOutcome::Filed;
+  auto filed = [&](std::vector<core::Incident>& batch) {
+    auto r = store.Record(batch);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? r->filed : std::vector<Filed>{};
+  };
+  const std::string log = "/var/log/a/sglang-server.log";
+  std::vector<core::Incident> first{ToolkitTooOld("sglang-server", "120", log, 4242, "2026-11-02T09:24:02")};
+  EXPECT_EQ(filed(first), std::vector<Filed>{Filed::kNew});
+  std::vector<core::Incident> later{ToolkitTooOld("sglang-server", "120", log, 9000, "2026-11-03T14:01:55"),
+                                    ToolkitTooOld("sglang-server", "100", log, 9100, "2026-11-03T14:05:00")};
+  EXPECT_EQ(filed(later), (std::vector<Filed>{Filed::kRecurrence, Filed::kNew}));
+  // The same occurrences read again (a restart before their checkpoint was written).
+  EXPECT_EQ(filed(later), (std::vector<Filed>{Filed::kReadAgain, Filed::kReadAgain}));
+}
+
 TEST_P(StoreRecord, SameCauseOnAnotherArchitectureIsASecondIncident) {
   Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{

@@ -31,6 +31,14 @@ struct Config {
   std::vector<std::string> verify_allowed_prefixes;  // interpreters/programs a verifier may run
   std::vector<std::string> verify_driver_paths;      // where libcuda/libnvidia-ml are looked for
   std::vector<std::string> verify_toolkit_paths;     // where CUDA toolkits are looked for
+  // [metrics] (docs/metrics.md)
+  std::string metrics_listen;    // "127.0.0.1:9400": serve /metrics there; empty: not served
+  std::string metrics_textfile;  // a file for node_exporter's textfile collector; empty: none
+  // [notify] (docs/notifications.md)
+  std::vector<std::string> notify_exec;  // argv (an absolute program path first); empty: none
+  std::string notify_webhook;            // an http:// URL; empty: none
+  double notify_deadline_seconds = 10;   // a hook or a POST is given up after this
+  double notify_per_minute = 10;         // at most this many notifications in any minute
 
   std::string file;                             // the file read, empty when none
   std::map<std::string, std::string> origin;    // "store.path" -> "/etc/triage/config.toml" ...

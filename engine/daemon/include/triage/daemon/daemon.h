@@ -41,6 +41,11 @@
 //   - With verification on, a background thread runs the verifiers for each new incident, rate
 //     limited, and adds the verdicts to the store; ingestion never waits for it.
 //   - A heartbeat with counters is written to the store (read by `triage status`).
+//   - Metrics (metrics.h) are counted as lines are read, incidents stored and verdicts given,
+//     and served over HTTP and/or written to a textfile by threads of their own; each stored
+//     occurrence is handed to the notifier ([notify]: a program, a webhook), which runs on a
+//     thread of its own too, rate limited. Both are set up at start; a reload changes the
+//     notification settings but not the metrics' address or file.
 //
 // Ownership and threads
 //   Run() blocks the calling thread for the daemon's life and owns everything it creates. The
@@ -135,6 +140,14 @@ struct WatchOptions {
   // How long a checkpoint that moved with no incident may wait before it is written (bounds the
   // re-reading after a crash and the write rate).
   double checkpoint_seconds = 1;
+  // Serve /metrics and /healthz here ("127.0.0.1:9400", port 0: any free one, logged as
+  // `metrics.listen`); empty: the configuration's [metrics] listen, else not served. The
+  // configuration's [metrics] textfile is written every `metrics_textfile_seconds`. Neither
+  // with `once`. (docs/metrics.md)
+  std::string metrics_listen;
+  double metrics_textfile_seconds = 5;
+  // The version triage_build_info reports.
+  std::string version;
   LogSink log;  // may be empty: no log
 };
 

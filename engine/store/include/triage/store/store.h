@@ -169,6 +169,9 @@ struct RecordOutcome {
   int64_t recurrences = 0;  // incidents that matched a stored fingerprint
   int64_t reopened = 0;     // of those, ones that were resolved
   int64_t evidence_rows = 0;
+  // Per incident of the batch, in order: how it was filed.
+  enum class Filed { kNew, kRecurrence, kReadAgain };  // kReadAgain: the same occurrence again
+  std::vector<Filed> filed;
 };
 
 class Store {

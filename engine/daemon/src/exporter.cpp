@@ -1,0 +1,126 @@
+#include "exporter.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace triage::daemon::detail {
+
+namespace {
+
+constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
+
+std::string Errno() { return std::strerror(errno); }
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::filesystem::path target(path);
+  std::string temp_name(1, '.');
+  temp_name += target.filename().string();
+  temp_name += '.';
+  temp_name += std::to_string(getpid());
+  temp_name += ".tmp";
+  const std::filesystem::path temp = target.parent_path() / temp_name;
+  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return Status::Io(temp.string() + ": " + Errno());
+  fchmod(fd, 0644);  // the daemon's umask (the unit's 0077) would hide it from the collector
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t w = write(fd, text.data() + off, text.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      Status st = Status::Io(temp.string() + ": " + Errno());
+      close(fd);
+      unlink(temp.c_str());
+      return st;
+    }
+    off += static_cast<size_t>(w);
+  }
+  if (close(fd) != 0) {
+    Status st = Status::Io(temp.string() + ": " + Errno());
+    unlink(temp.c_str());
+    return st;
+  }
+  if (std::rename(temp.c_str(), target.c_str()) != 0) {
+    Status st = Status::Io(path + ": " + Errno());
+    unlink(temp.c_str());
+    return st;
+  }
+  return Status::Ok();
+}
+
+MetricsExporter::MetricsExporter(const Metrics& metrics, ExporterSettings settings, Log log)
+    : metrics_(metrics), settings_(std::move(settings)), log_(std::move(log)) {}
+
+Result<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(const Metrics& metrics,
+                                                                ExporterSettings settings,
+                                                                Log log) {
+  std::unique_ptr<MetricsExporter> e(new MetricsExporter(metrics, std::move(settings), std::move(log)));
+  if (e->settings_.listen) {
+    const Metrics* m = &metrics;
+    const double healthy = e->settings_.healthy_loop_seconds;
+    auto server = HttpServer::Start(*e->settings_.listen, [m, healthy](std::string_view target) {
+      const std::string_view path = target.substr(0, target.find('?'));
+      if (path == "/metrics") return HttpResponse{200, kExpositionType, m->Exposition()};
+      if (path == "/healthz") {
+        const double quiet = m->LoopQuietSeconds();
+        if (quiet <= healthy) return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+        return HttpResponse{503, "text/plain; charset=utf-8",
+                            "the daemon's loop has not run for " +
+                                std::to_string(static_cast<int64_t>(quiet)) + " s\n"};
+      }
+      return HttpResponse{404, "text/plain; charset=utf-8", "not found: try /metrics or /healthz\n"};
+    });
+    if (!server.ok()) return server.status();
+    e->server_ = std::move(server).value();
+  }
+  if (!e->settings_.textfile.empty()) {
+    MetricsExporter* raw = e.get();
+    e->textfile_thread_ = std::thread([raw] { raw->TextfileLoop(); });
+  }
+  return e;
+}
+
+MetricsExporter::~MetricsExporter() { Stop(); }
+
+void MetricsExporter::Stop() {
+  if (server_) server_->Stop();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (textfile_thread_.joinable()) textfile_thread_.join();
+}
+
+void MetricsExporter::TextfileLoop() {
+  const auto every = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::max(0.05, settings_.textfile_seconds)));
+  for (;;) {
+    WriteTextfile();
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cv_.wait_for(lock, every, [&] { return stop_; })) break;
+  }
+  WriteTextfile();  // the state at the stop
+}
+
+void MetricsExporter::WriteTextfile() {
+  Status st = WriteFileAtomically(settings_.textfile, metrics_.Exposition());
+  const std::string error = st.ok() ? std::string() : st.message();
+  if (error == last_error_) return;
+  if (!error.empty()) {
+    log_({LogRecord::Level::kError, "metrics.textfile", {{"error", error}}});
+  } else {
+    log_({LogRecord::Level::kInfo, "metrics.textfile", {{"path", settings_.textfile}, {"state", "written"}}});
+  }
+  last_error_ = error;
+}
+
+}  // namespace triage::daemon::detail
