@@ -173,6 +173,10 @@ class GzipSource final : public ByteSource {
 
 }  // namespace
 
+std::unique_ptr<ByteSource> GzipSourceOf(std::unique_ptr<ByteSource> compressed) {
+  return std::make_unique<GzipSource>(std::move(compressed));
+}
+
 Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path) {
   std::unique_ptr<FdSource> src;
   if (path == "-") {
@@ -200,7 +204,7 @@ Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path) {
   if (!magic.ok()) return magic.status();
   if (magic->size() == 2 && static_cast<unsigned char>((*magic)[0]) == 0x1f &&
       static_cast<unsigned char>((*magic)[1]) == 0x8b) {
-    return std::unique_ptr<ByteSource>(std::make_unique<GzipSource>(std::move(src)));
+    return GzipSourceOf(std::move(src));
   }
   return std::unique_ptr<ByteSource>(std::move(src));
 }
