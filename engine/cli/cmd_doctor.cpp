@@ -12,6 +12,7 @@
 #include "command.h"
 #include "triage/core/config.h"
 #include "triage/json.h"
+#include "triage/terminal_text.h"
 #include "triage/verifiers/runner.h"
 #include "triage/verifiers/verifier.h"
 
@@ -100,8 +101,8 @@ int RunDoctor(const std::vector<std::string>& argv) {
     std::string padded = status;
     padded.resize(12, ' ');
     std::cout << name << " " << (colour ? Colour(c.status) : "") << padded << (colour ? "\033[0m" : "")
-              << " " << c.detail << "\n";
-    if (args.Has("facts")) std::cout << "    facts: " << c.facts_json << "\n";
+              << " " << TerminalText(c.detail) << "\n";
+    if (args.Has("facts")) std::cout << "    facts: " << TerminalText(c.facts_json) << "\n";
   }
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "triage/core/rules.h"
+#include "triage/terminal_text.h"
 #include "triage/version.h"
 
 namespace triage::cli {
@@ -32,9 +33,9 @@ void PrintError(std::string_view what, std::string_view why) {
   // errors say) is not prefixed twice.
   if (!what.empty() && why.size() > what.size() && why.compare(0, what.size(), what) == 0 &&
       why[what.size()] == ':')
-    std::cerr << "triage: " << why << "\n";
+    std::cerr << "triage: " << TerminalText(why) << "\n";
   else
-    std::cerr << "triage: " << what << ": " << why << "\n";
+    std::cerr << "triage: " << TerminalText(what) << ": " << TerminalText(why) << "\n";
 }
 
 }  // namespace triage::cli
