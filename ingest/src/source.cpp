@@ -105,17 +105,18 @@ class GzipSource final : public ByteSource {
     zs_.next_out = reinterpret_cast<Bytef*>(buf);
     zs_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
     while (zs_.avail_out > 0) {
-      if (zs_.avail_in == 0) {
-        if (inner_eof_) break;
+      if (zs_.avail_in == 0 && !inner_eof_) {
         auto r = inner_->Read(in_.data(), in_.size());
         if (!r.ok()) return fail(r.status());
         if (*r == 0) {
           inner_eof_ = true;
-          break;
+        } else {
+          zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+          zs_.avail_in = static_cast<uInt>(*r);
         }
-        zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
-        zs_.avail_in = static_cast<uInt>(*r);
       }
+      // Called even when the input has ended: zlib may hold bytes it took in but has not given
+      // out yet (a full output buffer stopped it), and those are the stream's last.
       int rc = inflate(&zs_, Z_NO_FLUSH);
       if (rc == Z_STREAM_END) {
         in_member_ = false;
@@ -139,7 +140,10 @@ class GzipSource final : public ByteSource {
         in_member_ = true;
         continue;
       }
-      if (rc == Z_BUF_ERROR && zs_.avail_in == 0) continue;  // needs more input
+      if (rc == Z_BUF_ERROR && zs_.avail_in == 0) {  // no progress without more input
+        if (inner_eof_) break;
+        continue;
+      }
       if (rc != Z_OK) {
         return fail(Status::Corrupt(name() + ": gzip data is corrupt" +
                                     (zs_.msg ? std::string(": ") + zs_.msg : "")));
