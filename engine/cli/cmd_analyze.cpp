@@ -35,6 +35,7 @@
 #include "triage/core/verifier.h"
 #include "triage/ingest/pipeline.h"
 #include "triage/store/store.h"
+#include "triage/terminal_text.h"
 #include "triage/verifiers/runner.h"
 
 namespace triage::cli {
@@ -332,7 +333,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
                      return a.first_line < b.first_line;
                    });
   if (cut_short)
-    std::cerr << "triage: " << path
+    std::cerr << "triage: " << TerminalText(path)
               << ": warning: the file became shorter while it was read (rotated by truncation?); "
                  "analysed up to where it ended\n";
   return result;

@@ -13,6 +13,7 @@
 #include "triage/core/config.h"
 #include "triage/json.h"
 #include "triage/store/store.h"
+#include "triage/terminal_text.h"
 #include "triage/verifiers/runner.h"
 #include "triage/verifiers/verifier.h"
 #include "triage/version.h"
@@ -47,8 +48,8 @@ void PrintRow(const verifiers::HostCheck& c, bool colour, bool facts) {
   std::string padded = verifiers::HostStatusName(c.status);
   padded.resize(12, ' ');
   std::cout << name << " " << (colour ? Colour(c.status) : "") << padded << (colour ? "\033[0m" : "")
-            << " " << c.detail << "\n";
-  if (facts) std::cout << "    facts: " << c.facts_json << "\n";
+            << " " << TerminalText(c.detail) << "\n";
+  if (facts) std::cout << "    facts: " << TerminalText(c.facts_json) << "\n";
   // A row is there as soon as its check is: the GPU checks may take seconds each.
   std::cout.flush();
 }

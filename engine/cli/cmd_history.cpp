@@ -107,7 +107,7 @@ int RunHistory(const std::vector<std::string>& argv) {
     std::cout << "No incidents stored"
               << (filter.since || filter.until || filter.service || filter.cause || filter.status
                       ? " that match."
-                      : " yet (in " + store->path() + ").")
+                      : " yet (in " + TerminalText(store->path()) + ").")
               << "\n";
     return kExitOk;
   }

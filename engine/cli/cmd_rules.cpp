@@ -12,6 +12,7 @@
 #include "triage/core/config.h"
 #include "triage/core/rules.h"
 #include "triage/ingest/pipeline.h"
+#include "triage/terminal_text.h"
 
 namespace triage::cli {
 namespace {
@@ -99,10 +100,11 @@ int Test(const std::shared_ptr<const core::RuleSet>& rules, const std::string& p
   }
   const auto& sigs = rules->signatures();
   const std::string name = (*src)->name();
+  const std::string shown_name = TerminalText(name);
   std::map<int, std::vector<uint64_t>> lines_by_sig;
   size_t events = 0, hits_total = 0;
   core::Analyzer analyzer(rules, {});
-  std::cout << "Signature hits in " << name << ":\n";
+  std::cout << "Signature hits in " << shown_name << ":\n";
   // Every line is decoded here (no prefilter), so that a rule is tested on what it sees.
   ingest::IngestCounters counters;
   Status st = ingest::IngestSource(**src, 0, {}, [&](ingest::Event&& ev) {
@@ -116,16 +118,16 @@ int Test(const std::shared_ptr<const core::RuleSet>& rules, const std::string& p
         why = h.final_exception ? "final exception" : "exception " + std::to_string(h.exception_index + 1) + " of the chain";
       else
         why = std::string(ingest::EventKindName(ev.kind)) + " line";
-      std::cout << "  " << name << ":" << h.line << "  " << s.id;
+      std::cout << "  " << shown_name << ":" << h.line << "  " << s.id;
       if (s.fatal) std::cout << " [fatal]";
       if (s.benign) std::cout << " [benign]";
       if (s.restart) std::cout << " [restart]";
       std::cout << "  (" << why << "; literal "
                 << (s.literals.empty() ? std::string("none") : Quoted(Join(s.literals, "' | '")))
-                << ", pattern matched \"" << h.matched << "\")";
+                << ", pattern matched \"" << TerminalText(h.matched) << "\")";
       if (!h.captures.empty()) {
         std::cout << "  captures:";
-        for (const auto& [k, v] : h.captures) std::cout << " " << k << "=" << v;
+        for (const auto& [k, v] : h.captures) std::cout << " " << k << "=" << TerminalText(v);
       }
       std::cout << "\n";
     }
@@ -160,7 +162,7 @@ int Test(const std::shared_ptr<const core::RuleSet>& rules, const std::string& p
   auto incidents = analyzer.Finish();
   std::cout << "\nIncidents: " << incidents.size() << "\n";
   for (const auto& inc : incidents) {
-    std::cout << "  " << inc.source << ":" << inc.first_line << "-" << inc.last_line << ":";
+    std::cout << "  " << TerminalText(inc.source) << ":" << inc.first_line << "-" << inc.last_line << ":";
     for (const auto& c : inc.causes) std::cout << " " << c.rank << "." << c.cause << "(" << c.score << ")";
     std::cout << "\n";
   }
@@ -195,7 +197,7 @@ int RunRules(const std::vector<std::string>& argv) {
     auto folders = Folders(args, ok);
     if (!ok) return kExitUsage;
     auto loaded = core::LoadRules(folders);
-    for (const auto& d : loaded.diagnostics) std::cerr << "triage: " << d.ToString() << "\n";
+    for (const auto& d : loaded.diagnostics) std::cerr << "triage: " << TerminalText(d.ToString()) << "\n";
     if (!loaded.rules) return kExitUsage;
     return List(*loaded.rules);
   }
@@ -208,7 +210,7 @@ int RunRules(const std::vector<std::string>& argv) {
     auto loaded = core::LoadRules(folders);
     if (loaded.rules)
       for (auto& d : loaded.rules->CompileAll()) loaded.diagnostics.push_back(std::move(d));
-    for (const auto& d : loaded.diagnostics) std::cout << d.ToString() << "\n";
+    for (const auto& d : loaded.diagnostics) std::cout << TerminalText(d.ToString()) << "\n";
     const size_t files = loaded.rules ? loaded.rules->files().size() : 0;
     const size_t nsig = loaded.rules ? loaded.rules->signatures().size() : 0;
     const size_t ncause = loaded.rules ? loaded.rules->causes().size() : 0;
@@ -228,7 +230,7 @@ int RunRules(const std::vector<std::string>& argv) {
     auto folders = Folders(args, ok);
     if (!ok) return kExitUsage;
     auto loaded = core::LoadRules(folders);
-    for (const auto& d : loaded.diagnostics) std::cerr << "triage: " << d.ToString() << "\n";
+    for (const auto& d : loaded.diagnostics) std::cerr << "triage: " << TerminalText(d.ToString()) << "\n";
     if (!loaded.rules) return kExitUsage;
     return Test(loaded.rules, rest[0]);
   }

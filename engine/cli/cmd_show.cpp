@@ -47,19 +47,19 @@ int RunShow(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   const auto& s = stored->summary;
-  std::cout << "Incident " << s.id << " (" << s.status << ")";
-  if (!s.note.empty()) std::cout << ", note: " << s.note;
+  std::cout << "Incident " << s.id << " (" << TerminalText(s.status) << ")";
+  if (!s.note.empty()) std::cout << ", note: " << TerminalText(s.note);
   std::cout << "\n  seen " << s.occurrences << (s.occurrences == 1 ? " time" : " times")
-            << ", first " << s.first_seen << ", last " << s.last_seen << "\n"
-            << "  fingerprint " << s.fingerprint << "\n";
+            << ", first " << TerminalText(s.first_seen) << ", last " << TerminalText(s.last_seen) << "\n"
+            << "  fingerprint " << TerminalText(s.fingerprint) << "\n";
   if (!stored->hosts.empty()) {
     std::cout << "  on " << s.hosts << (s.hosts == 1 ? " host:" : " hosts:");
-    for (const auto& h : stored->hosts) std::cout << " " << h.host << " (" << h.occurrences << ")";
+    for (const auto& h : stored->hosts) std::cout << " " << TerminalText(h.host) << " (" << h.occurrences << ")";
     std::cout << "\n";
   }
   for (const auto& a : stored->activity) {
-    std::cout << "  " << a.time << " " << a.action;
-    if (!a.note.empty()) std::cout << ": " << a.note;
+    std::cout << "  " << TerminalText(a.time) << " " << TerminalText(a.action);
+    if (!a.note.empty()) std::cout << ": " << TerminalText(a.note);
     std::cout << "\n";
   }
   std::cout << "\n";

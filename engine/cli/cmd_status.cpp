@@ -13,6 +13,7 @@
 #include "triage/core/config.h"
 #include "triage/json.h"
 #include "triage/store/store.h"
+#include "triage/terminal_text.h"
 
 namespace triage::cli {
 namespace {
@@ -87,7 +88,7 @@ int RunStatus(const std::vector<std::string>& argv) {
         AppendJsonString(s, path);
         return s;
       }() << "}\n";
-    else std::cout << "daemon: never ran on " << path << "\n";
+    else std::cout << "daemon: never ran on " << TerminalText(path) << "\n";
     return kExitFound;
   }
   const store::Heartbeat& hb = **hb_r;
@@ -117,9 +118,9 @@ int RunStatus(const std::vector<std::string>& argv) {
     std::cout << w.str() << "\n";
   } else {
     std::cout << "daemon:     " << state << " (pid " << hb.pid << ")\n"
-              << "database:   " << path << "\n"
-              << "started:    " << hb.started_at << " UTC\n"
-              << "heartbeat:  " << hb.updated_at << " UTC (" << Ago(age) << ")\n"
+              << "database:   " << TerminalText(path) << "\n"
+              << "started:    " << TerminalText(hb.started_at) << " UTC\n"
+              << "heartbeat:  " << TerminalText(hb.updated_at) << " UTC (" << Ago(age) << ")\n"
               << "files:      " << Counter(hb, "files") << " in " << Counter(hb, "folders")
               << " folders\n"
               << "read:       " << Counter(hb, "bytes") << " bytes, " << Counter(hb, "lines")
@@ -133,7 +134,7 @@ int RunStatus(const std::vector<std::string>& argv) {
                 << Counter(hb, "verify_dropped") << ", failed " << Counter(hb, "verify_failed")
                 << ")\n";
     std::cout << "errors:     " << Counter(hb, "errors") << "\n";
-    if (!hb.last_error.empty()) std::cout << "last error: " << hb.last_error << "\n";
+    if (!hb.last_error.empty()) std::cout << "last error: " << TerminalText(hb.last_error) << "\n";
   }
   return state == "running" ? kExitOk : kExitFound;
 }

@@ -20,6 +20,7 @@
 #include "triage/daemon/daemon.h"
 #include "triage/daemon/file_selector.h"
 #include "triage/store/store.h"
+#include "triage/terminal_text.h"
 #include "triage/verifiers/runner.h"
 #include "triage/version.h"
 
@@ -214,7 +215,9 @@ int RunWatch(const std::vector<std::string>& argv) {
   }
   o.log = [min_level](const daemon::LogRecord& r) {
     if (r.level < min_level) return;
-    std::string line = daemon::FormatLogfmt(r);
+    // Logfmt escapes C0 controls; what a terminal would still act on (C1, bytes that are not
+    // UTF-8) is made visible too.
+    std::string line = TerminalText(daemon::FormatLogfmt(r));
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);

@@ -14,6 +14,7 @@
 #include "command.h"
 #include "triage/core/config.h"
 #include "triage/store/store.h"
+#include "triage/terminal_text.h"
 
 namespace triage::cli {
 
@@ -70,8 +71,10 @@ inline size_t DisplayWidth(const std::string& s) {
   return n;
 }
 
-// `s` cut to `width` code points, with "…" when cut.
-inline std::string Clip(const std::string& s, size_t width) {
+// `text` made safe for a terminal (triage/terminal_text.h), cut to `width` code points, with
+// "…" when cut.
+inline std::string Clip(const std::string& text, size_t width) {
+  const std::string s = TerminalText(text);
   if (DisplayWidth(s) <= width) return s;
   std::string out;
   size_t n = 0;
@@ -86,9 +89,10 @@ inline std::string Clip(const std::string& s, size_t width) {
   return out + "…";
 }
 
-// `s` cut to its last `width` code points, with "…" in front when cut (paths: the file name
-// is the part that tells).
-inline std::string ClipLeft(const std::string& s, size_t width) {
+// `text` made safe for a terminal, cut to its last `width` code points, with "…" in front when
+// cut (paths: the file name is the part that tells).
+inline std::string ClipLeft(const std::string& text, size_t width) {
+  const std::string s = TerminalText(text);
   if (width == 0 || DisplayWidth(s) <= width) return s;
   size_t keep = width - 1, n = 0, i = s.size();
   while (i > 0 && n < keep) {
@@ -98,11 +102,15 @@ inline std::string ClipLeft(const std::string& s, size_t width) {
   return "…" + s.substr(i);
 }
 
-// Columns padded to the widest cell; the last column is not padded.
+// Columns padded to the widest cell; the last column is not padded. Every cell is made safe for a
+// terminal (a stored value may hold anything a log held).
 class Table {
  public:
   explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void Add(std::vector<std::string> row) {
+    for (auto& cell : row) cell = TerminalText(cell);
+    rows_.push_back(std::move(row));
+  }
   size_t size() const { return rows_.size() - 1; }
   std::string Render() const {
     std::vector<size_t> width;

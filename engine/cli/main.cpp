@@ -11,6 +11,7 @@
 #include "manual.h"
 #include "triage/core/rules.h"
 #include "triage/core/spelling.h"
+#include "triage/terminal_text.h"
 #include "triage/version.h"
 
 namespace triage::cli {
@@ -34,9 +35,9 @@ void PrintError(std::string_view what, std::string_view why) {
   // errors say) is not prefixed twice.
   if (!what.empty() && why.size() > what.size() && why.compare(0, what.size(), what) == 0 &&
       why[what.size()] == ':')
-    std::cerr << "triage: " << why << "\n";
+    std::cerr << "triage: " << TerminalText(why) << "\n";
   else
-    std::cerr << "triage: " << what << ": " << why << "\n";
+    std::cerr << "triage: " << TerminalText(what) << ": " << TerminalText(why) << "\n";
 }
 
 Result<core::Config> LoadConfiguration(const std::optional<std::string>& explicit_path) {

@@ -3,42 +3,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "utf8.h"
+
 namespace triage {
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is not valid.
-size_t Utf8SeqLen(std::string_view s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  size_t n;
-  uint32_t cp;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are invalid.
-  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)) return 0;
-  if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
-  if (cp > 0x10FFFF) return 0;
-  return n;
-}
-
-}  // namespace
+using detail::Utf8SeqLen;
 
 bool IsValidUtf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
@@ -78,6 +47,13 @@ void AppendJsonString(std::string& out, std::string_view s) {
       if (n == 0) {
         out += "\xEF\xBF\xBD";
         ++i;
+      } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+        // C1 controls (U+0080..U+009F; CSI, OSC) escaped like C0 ones: a report `cat`-ed to a
+        // terminal acts on none of them.
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(s[i + 1]));
+        out += buf;
+        i += 2;
       } else {
         out.append(s.substr(i, n));
         i += n;

@@ -6,6 +6,7 @@
 #include "assembler.h"
 #include "decoder.h"
 #include "framer.h"
+#include "line_ends.h"
 #include "log_time.h"
 #include "triage/json.h"
 #include "wrapper.h"
@@ -180,8 +181,11 @@ struct EventStream::Impl {
       for (auto& hit : hits) hit += uint32_t(from);  // offsets stay below kHitOffset: no carry
   }
 
+  void Frame(std::string_view bytes);
+
   IngestOptions options;
   Sink sink;
+  detail::LineEnds line_ends;
   detail::Framer framer;
   detail::Decoder decoder;
   detail::Assembler assembler;
@@ -199,8 +203,14 @@ EventStream::EventStream(uint32_t source_id, IngestOptions options, Sink sink)
 EventStream::~EventStream() = default;
 
 void EventStream::Feed(std::string_view bytes) {
-  Impl& im = *impl_;
-  im.counters.bytes += bytes.size();
+  impl_->counters.bytes += bytes.size();
+  impl_->Frame(impl_->line_ends.Next(bytes));
+}
+
+// Bytes whose line ends are '\n' (line_ends.h), to the framer.
+void EventStream::Impl::Frame(std::string_view bytes) {
+  if (bytes.empty()) return;
+  Impl& im = *this;
   if (im.wrapper.probing()) im.ProbeBytes(bytes);
   if (!im.options.find_lines || !im.options.keep_line) {
     im.FeedLines(bytes);
@@ -240,6 +250,7 @@ void EventStream::Feed(std::string_view bytes) {
 
 void EventStream::Finish() {
   Impl& im = *impl_;
+  im.Frame(im.line_ends.Drain(true));
   if (im.wrapper.probing() && !im.probe.empty()) im.ProbeHeld();
   im.framer.Finish([&im](const detail::LineView& v) { im.OnLine(v); });
   im.FlushWrapper();
@@ -249,6 +260,7 @@ void EventStream::Finish() {
 
 void EventStream::Flush() {
   Impl& im = *impl_;
+  im.Frame(im.line_ends.Drain(false));
   im.assembler.Finish();
   im.counters.events = im.assembler.events();
 }
@@ -256,7 +268,8 @@ void EventStream::Flush() {
 const IngestCounters& EventStream::counters() const { return impl_->counters; }
 
 bool EventStream::idle() const {
-  return !impl_->framer.mid_line() && impl_->assembler.idle() && impl_->wrapper.idle();
+  return !impl_->line_ends.holding() && !impl_->framer.mid_line() && impl_->assembler.idle() &&
+         impl_->wrapper.idle();
 }
 
 Status IngestSource(ByteSource& source, uint32_t source_id, const IngestOptions& options,

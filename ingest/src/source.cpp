@@ -105,17 +105,18 @@ class GzipSource final : public ByteSource {
     zs_.next_out = reinterpret_cast<Bytef*>(buf);
     zs_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
     while (zs_.avail_out > 0) {
-      if (zs_.avail_in == 0) {
-        if (inner_eof_) break;
+      if (zs_.avail_in == 0 && !inner_eof_) {
         auto r = inner_->Read(in_.data(), in_.size());
         if (!r.ok()) return fail(r.status());
         if (*r == 0) {
           inner_eof_ = true;
-          break;
+        } else {
+          zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+          zs_.avail_in = static_cast<uInt>(*r);
         }
-        zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
-        zs_.avail_in = static_cast<uInt>(*r);
       }
+      // Called even when the input has ended: zlib may hold bytes it took in but has not given
+      // out yet (a full output buffer stopped it), and those are the stream's last.
       int rc = inflate(&zs_, Z_NO_FLUSH);
       if (rc == Z_STREAM_END) {
         in_member_ = false;
@@ -139,7 +140,10 @@ class GzipSource final : public ByteSource {
         in_member_ = true;
         continue;
       }
-      if (rc == Z_BUF_ERROR && zs_.avail_in == 0) continue;  // needs more input
+      if (rc == Z_BUF_ERROR && zs_.avail_in == 0) {  // no progress without more input
+        if (inner_eof_) break;
+        continue;
+      }
       if (rc != Z_OK) {
         return fail(Status::Corrupt(name() + ": gzip data is corrupt" +
                                     (zs_.msg ? std::string(": ") + zs_.msg : "")));
@@ -173,6 +177,10 @@ class GzipSource final : public ByteSource {
 
 }  // namespace
 
+std::unique_ptr<ByteSource> GzipSourceOf(std::unique_ptr<ByteSource> compressed) {
+  return std::make_unique<GzipSource>(std::move(compressed));
+}
+
 Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path) {
   std::unique_ptr<FdSource> src;
   if (path == "-") {
@@ -200,7 +208,7 @@ Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path) {
   if (!magic.ok()) return magic.status();
   if (magic->size() == 2 && static_cast<unsigned char>((*magic)[0]) == 0x1f &&
       static_cast<unsigned char>((*magic)[1]) == 0x8b) {
-    return std::unique_ptr<ByteSource>(std::make_unique<GzipSource>(std::move(src)));
+    return GzipSourceOf(std::move(src));
   }
   return std::unique_ptr<ByteSource>(std::move(src));
 }

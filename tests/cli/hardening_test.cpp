@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -85,6 +86,58 @@ TEST(Hardening, Item2_WriteErrorsOnStandardOutputAreReported) {
   Outcome r = Triage("analyze --no-store --json " + path, "", ">/dev/full");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("standard output"), std::string::npos) << r.err;
+}
+
+// The bytes and characters a terminal acts on (triage/terminal_text.h), none of which may reach
+// it from a log or a file name; tab and newline are the report's own.
+void ExpectNothingATerminalActsOn(const std::string& shown, const std::string& what) {
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(shown[i]);
+    ASSERT_FALSE((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+        << what << ": byte " << int(c) << " at " << i << " in:\n" << shown;
+    // U+0080..U+009F in UTF-8, and any byte of that range not after a lead byte
+    const bool c1 = c == 0xc2 && i + 1 < shown.size() && (static_cast<unsigned char>(shown[i + 1]) & 0xe0) == 0x80;
+    ASSERT_FALSE(c1) << what << ": a C1 control at " << i << " in:\n" << shown;
+  }
+}
+
+// 4. Control characters of a log's lines and of a file's name are shown escaped, in the text
+// report and in every table; JSON keeps them, escaped as JSON does.
+TEST(Hardening, Item4_ControlCharactersFromLogsAndFileNamesAreShownEscaped) {
+  const std::string hostile =
+      "RuntimeError: CUDA error: an illegal memory access was encountered\r\x1b[2Kall good"
+      "\x08\x08\x07\x7f \xc2\x9b" "2J \xc2\x9d" "0;title\x07 \x9b" "1m\n";
+  std::string log = kCrash;
+  log.replace(log.find("RuntimeError"), std::string::npos, hostile);
+  // A file name that would set the window title and clear the screen.
+  const std::string path = Write("crash\x1b]0;owned\x07\x1b[2J.log", log);
+  const std::string db = (Tmp() / "controls.db").string();
+  fs::remove(db);
+  Outcome r = Triage("analyze --db " + db + " \"" + path + "\"");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectNothingATerminalActsOn(r.out, "analyze");
+  ExpectNothingATerminalActsOn(r.err, "analyze (stderr)");
+  // (the decoder drops ANSI sequences from the text it shows, and puts U+FFFD for a byte that is
+  // not UTF-8)
+  EXPECT_NE(r.out.find("encountered^Mall good^H^H^G^? \\u009b2J \\u009d0;title^G \xef\xbf\xbd" "1m"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("crash\\x1b]0;owned^G\\x1b[2J.log"), std::string::npos) << r.out;
+  for (const std::string cmd : {"history", "show 1", "search illegal", "stats"}) {
+    Outcome shown = Triage(cmd + " --db " + db);
+    EXPECT_EQ(shown.code, 0) << cmd << ": " << shown.err;
+    ExpectNothingATerminalActsOn(shown.out, cmd);
+  }
+  // An error naming the file escapes its name too.
+  Outcome missing = Triage("analyze --no-store \"" + path + ".absent\"");
+  EXPECT_EQ(missing.code, 2);
+  ExpectNothingATerminalActsOn(missing.err, "an error message");
+  // JSON carries the raw text, escaped as JSON escapes it.
+  Outcome json = Triage("analyze --no-store --json \"" + path + "\"");
+  EXPECT_NE(json.out.find("encountered\\rall good\\b\\b\\u0007\\u007f \\u009b2J \\u009d0;title\\u0007"),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("crash\\u001b]0;owned\\u0007\\u001b[2J.log"), std::string::npos) << json.out;
 }
 
 // 9. `--db ''` is bad usage, not the default database.

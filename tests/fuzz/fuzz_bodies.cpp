@@ -1,6 +1,9 @@
 #include "fuzz_bodies.h"
 
+#include <zlib.h>
+
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +12,7 @@
 #include "../../ingest/src/framer.h"
 #include "triage/ingest/pipeline.h"
 #include "triage/json.h"
+#include "triage/terminal_text.h"
 
 namespace triage::fuzz {
 
@@ -202,6 +206,139 @@ void AssemblerBody(const uint8_t* data, size_t size) {
     return out;
   };
   Check(run(false) == run(true));
+}
+
+namespace {
+
+// The code point of the valid UTF-8 sequence at s[i] and its length (0 when not valid).
+size_t DecodeUtf8(std::string_view s, size_t i, uint32_t* cp) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  uint32_t v = n == 1 ? c : c & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (v < kMin[n] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) return 0;
+  *cp = v;
+  return n;
+}
+
+bool ActsOnTerminal(uint32_t cp) {
+  return (cp < 0x20 && cp != '\t') || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
+
+void TerminalTextBody(const uint8_t* data, size_t size) {
+  const std::string_view in(reinterpret_cast<const char*>(data), size);
+  const std::string out = TerminalText(in);
+  bool anything_to_escape = false;
+  for (size_t i = 0; i < in.size();) {
+    uint32_t cp = 0;
+    const size_t n = DecodeUtf8(in, i, &cp);
+    if (n == 0 || ActsOnTerminal(cp)) anything_to_escape = true;
+    i += n == 0 ? 1 : n;
+  }
+  for (size_t i = 0; i < out.size();) {
+    uint32_t cp = 0;
+    const size_t n = DecodeUtf8(out, i, &cp);
+    Check(n != 0 && !ActsOnTerminal(cp));
+    i += n;
+  }
+  Check(TerminalText(out) == out);
+  Check(anything_to_escape || out == in);
+  Check(out.size() <= 6 * in.size());  // "\u202e" for three bytes at most
+  std::string appended = "x";
+  AppendTerminalText(appended, in);
+  Check(appended == "x" + out);
+}
+
+namespace {
+
+// Bytes handed out in read sizes the input chose (at most 1..64, or everything at once).
+class MemorySource final : public ingest::ByteSource {
+ public:
+  MemorySource(std::string_view bytes, uint8_t seed) : bytes_(bytes), seed_(seed) {}
+  Result<size_t> Read(char* buf, size_t n) override {
+    size_t k = std::min(n, bytes_.size() - pos_);
+    if (seed_ != 0) k = std::min<size_t>(k, 1 + (seed_ + pos_ * 7) % 64);
+    std::copy_n(bytes_.data() + pos_, k, buf);
+    pos_ += k;
+    return k;
+  }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::string_view bytes_;
+  uint8_t seed_;
+  size_t pos_ = 0;
+  std::string name_ = "fuzz.gz";
+};
+
+// zlib inflating `in` in one piece, by the rules GzipSourceOf states: members one after another,
+// trailing bytes that do not start with 0x1f ignored. Returns whether the stream was sound.
+bool ReferenceInflate(std::string_view in, std::string* out) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) Fail();
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  bool sound = true;
+  char buf[4096];
+  for (;;) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    const int rc = inflate(&zs, Z_NO_FLUSH);
+    out->append(buf, sizeof buf - zs.avail_out);
+    if (rc == Z_STREAM_END) {
+      if (zs.avail_in == 0 || zs.next_in[0] != 0x1f) break;
+      inflateReset(&zs);
+      continue;
+    }
+    if (rc == Z_OK) continue;
+    if (rc == Z_BUF_ERROR && zs.avail_out != 0) {  // all input used inside a member: truncated
+      sound = false;
+      break;
+    }
+    if (rc == Z_BUF_ERROR) continue;
+    sound = false;  // corrupt data, a bad CRC or length
+    break;
+  }
+  inflateEnd(&zs);
+  return sound;
+}
+
+}  // namespace
+
+void GzipSourceBody(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  const std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
+  std::string expected;
+  const bool sound = ReferenceInflate(in, &expected);
+  auto source = ingest::GzipSourceOf(std::make_unique<MemorySource>(in, data[0]));
+  std::string got;
+  bool failed = false;
+  char buf[777];  // an odd size: outputs split everywhere
+  for (int calls = 0;; ++calls) {
+    Check(calls < (1 << 22));
+    auto r = source->Read(buf, 1 + (size_t(calls) * 131 + data[0]) % sizeof buf);
+    if (!r.ok()) {
+      Check(r.status().kind() == Status::Kind::kCorrupt);
+      failed = true;
+      break;
+    }
+    if (*r == 0) break;
+    got.append(buf, *r);
+    Check(got.size() <= expected.size());
+  }
+  Check(failed == !sound);
+  Check(got == expected);
+  // Nothing comes after the end or the error.
+  auto after = source->Read(buf, sizeof buf);
+  Check(after.ok() && *after == 0);
 }
 
 }  // namespace triage::fuzz

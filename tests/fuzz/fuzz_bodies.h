@@ -15,5 +15,12 @@ void FramerBody(const uint8_t* data, size_t size);
 void JsonDecoderBody(const uint8_t* data, size_t size);
 // The input through the whole EventStream: events in order, lines accounted for, JSON valid.
 void AssemblerBody(const uint8_t* data, size_t size);
+// The input through TerminalText: nothing a terminal acts on is left, valid UTF-8, a fixed
+// point, and text with nothing to escape is kept as it is.
+void TerminalTextBody(const uint8_t* data, size_t size);
+// The input (first byte: the read sizes) as gzip through GzipSourceOf, against zlib inflating it
+// in one piece: the same bytes, the same member and trailing-garbage rules, an error exactly
+// when zlib finds one and after every byte inflated before it.
+void GzipSourceBody(const uint8_t* data, size_t size);
 
 }  // namespace triage::fuzz

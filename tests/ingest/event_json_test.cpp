@@ -39,5 +39,11 @@ TEST(EventJson, InvalidUtf8AndControlBytesStayValidJson) {
   EXPECT_NE(j.find("a\\u0000b\xEF\xBF\xBD"), std::string::npos);
 }
 
+TEST(EventJson, C1ControlsAreEscapedAsC0OnesAre) {
+  std::string out;
+  AppendJsonString(out, "csi \xc2\x9b" "2J osc \xc2\x9d nbsp \xc2\xa0 del \x7f");
+  EXPECT_EQ(out, "\"csi \\u009b2J osc \\u009d nbsp \xc2\xa0 del \\u007f\"");
+}
+
 }  // namespace
 }  // namespace triage::ingest

@@ -41,6 +41,8 @@ TEST(FuzzReplay, EverySeedAndRegressionThroughEveryBody) {
     FramerBody(data, d.size());
     JsonDecoderBody(data, d.size());
     AssemblerBody(data, d.size());
+    TerminalTextBody(data, d.size());
+    GzipSourceBody(data, d.size());
     if (p.string().find("/regressions/") != std::string::npos) ++regressions;
   }
   RecordProperty("regressions", static_cast<int>(regressions));

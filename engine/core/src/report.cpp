@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
+
+#include "triage/terminal_text.h"
 
 namespace triage::core {
 
@@ -160,12 +163,23 @@ std::string Score(double s) {
   return buf;
 }
 
+// Every value below comes from a log, a file name or the store: it is printed through T, which
+// makes whatever a terminal would act on visible (triage/terminal_text.h).
+std::string T(std::string_view text) { return TerminalText(text); }
+
+// `text` cut to at most `max` bytes at a character boundary, "..." added when cut.
+std::string Shortened(const std::string& text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t end = max - 3;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + "...";
+}
+
 void EvidenceLines(std::ostringstream& out, const std::vector<Evidence>& ev, const Palette& p,
                    const std::string& indent) {
   for (const auto& e : ev) {
-    std::string text = e.text;
-    if (text.size() > 200) text = text.substr(0, 197) + "...";
-    out << indent << p("36", e.source + ":" + std::to_string(e.line)) << "  " << text << "\n";
+    out << indent << p("36", T(e.source) + ":" + std::to_string(e.line)) << "  " << T(Shortened(e.text, 200))
+        << "\n";
   }
 }
 
@@ -201,12 +215,12 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
     if (n) out << "\n";
     std::string head = "Incident";
     if (inc.id) head += " #" + std::to_string(*inc.id);
-    head += ": " + inc.service + " on " + inc.host;
-    if (!inc.pod.empty()) head += " in pod " + inc.pod.pod_namespace + "/" + inc.pod.pod;
+    head += ": " + T(inc.service) + " on " + T(inc.host);
+    if (!inc.pod.empty()) head += " in pod " + T(inc.pod.pod_namespace) + "/" + T(inc.pod.pod);
     out << p("1", head) << "\n";
-    out << "  " << inc.source << ":" << inc.first_line << "-" << inc.last_line;
+    out << "  " << T(inc.source) << ":" << inc.first_line << "-" << inc.last_line;
     if (inc.started || inc.ended) {
-      out << "  (" << (inc.started ? *inc.started : "?") << " .. " << (inc.ended ? *inc.ended : "?")
+      out << "  (" << (inc.started ? T(*inc.started) : "?") << " .. " << (inc.ended ? T(*inc.ended) : "?")
           << ")";
     }
     out << "\n";
@@ -214,28 +228,28 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
     if (inc.verified_on && inc.verified_on->other_host) {
       // Said before any verdict, so that nobody reads a check of this machine as one of the
       // log's.
-      out << "  " << p("1;33", "checked on " + inc.verified_on->host + ", not the log's host:")
-          << " " << inc.verified_on->reason << "; its checks are not applicable here\n";
+      out << "  " << p("1;33", "checked on " + T(inc.verified_on->host) + ", not the log's host:")
+          << " " << T(inc.verified_on->reason) << "; its checks are not applicable here\n";
     } else if (inc.verified_on) {
-      out << "  " << p("2", "checked on " + inc.verified_on->host + ": " + inc.verified_on->reason)
+      out << "  " << p("2", "checked on " + T(inc.verified_on->host) + ": " + T(inc.verified_on->reason))
           << "\n";
     }
     for (const auto& c : inc.causes) {
-      out << "\n  " << c.rank << ". " << p("1", c.title) << "\n";
-      out << "     " << p(BandColor(c.band), c.band + " " + Score(c.score)) << "  " << c.cause;
+      out << "\n  " << c.rank << ". " << p("1", T(c.title)) << "\n";
+      out << "     " << p(BandColor(c.band), T(c.band) + " " + Score(c.score)) << "  " << T(c.cause);
       if (!c.independent) out << "  (shares evidence with another cause)";
       else if (inc.causes.size() > 1) out << "  (independent)";
       out << "\n";
       EvidenceLines(out, c.evidence, p, "     ");
-      if (!c.remedy.empty()) out << "     " << p("32", "fix:") << " " << c.remedy << "\n";
+      if (!c.remedy.empty()) out << "     " << p("32", "fix:") << " " << T(c.remedy) << "\n";
       for (const auto& s : c.symptoms) {
-        out << "     " << p("2", "symptom:") << " " << s.title << "  (" << s.cause << ")\n";
+        out << "     " << p("2", "symptom:") << " " << T(s.title) << "  (" << T(s.cause) << ")\n";
         EvidenceLines(out, s.evidence, p, "       ");
       }
       for (const auto& v : c.verifications) {
-        out << "     " << p("1", "check") << " " << v.verifier << ": "
+        out << "     " << p("1", "check") << " " << T(v.verifier) << ": "
             << p(VerdictColor(v.verdict), VerdictName(v.verdict));
-        if (!v.reason.empty()) out << " (" << v.reason << ")";
+        if (!v.reason.empty()) out << " (" << T(v.reason) << ")";
         out << "\n";
       }
     }

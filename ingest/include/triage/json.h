@@ -1,6 +1,7 @@
 // A minimal streaming JSON writer shared by every library that emits JSON (events, reports,
-// store queries, verifier facts). Strings are escaped per RFC 8259; invalid UTF-8 is replaced
-// with U+FFFD so output is always valid JSON. Not thread-safe.
+// store queries, verifier facts). Strings are escaped per RFC 8259, C0 and C1 controls and DEL
+// as \u00XX; invalid UTF-8 is replaced with U+FFFD so output is always valid JSON. Not
+// thread-safe.
 #pragma once
 
 #include <cstdint>

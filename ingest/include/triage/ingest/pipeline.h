@@ -1,8 +1,8 @@
 // The ingest pipeline's entry points: byte sources, and bytes -> events.
 //
 // Contract: streaming. Memory is bounded by the open multi-line events (and the line cap), never
-// by the size of the input. No input byte stops the pipeline: invalid UTF-8, NUL bytes, CRLF, a
-// missing final newline, binary garbage and over-long lines all become events (over-long lines
+// by the size of the input. No input byte stops the pipeline: invalid UTF-8, NUL bytes, CRLF,
+// lines ended by a lone CR (decided per source from its first bytes), a missing final newline, binary garbage and over-long lines all become events (over-long lines
 // are cut at IngestOptions::max_line_bytes and marked). I/O failures are returned as a Status
 // after every event read before the failure has been delivered, so nothing read is lost.
 // Not thread-safe: one EventStream per source, driven by one thread.
@@ -38,6 +38,12 @@ class ByteSource {
 
 // Opens `path` ("-" is stdin). A gzip file (by its magic bytes) is decompressed transparently.
 Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path);
+
+// `compressed` read as gzip, as OpenSource reads a gzip file: members one after another (as
+// `cat a.gz b.gz` makes them), bytes after a member that do not start another ignored (as
+// gzip(1) ignores trailing garbage). Corrupt data, a bad CRC or a truncated stream is
+// Status::Corrupt, returned after every byte inflated before it.
+std::unique_ptr<ByteSource> GzipSourceOf(std::unique_ptr<ByteSource> compressed);
 
 using FindLines =
     std::function<void(std::string_view lines, bool weak, std::vector<uint32_t>& hits)>;
@@ -105,7 +111,8 @@ class EventStream {
   // Closes the multi-line events still open, as the end of input would, and goes on reading: a
   // stream that went quiet right after a crash's last traceback (the assembler holds it open for
   // lines that may still belong to it) gives it now. A partial line (no newline yet) and a line
-  // still in pieces (a CRI `P` line) stay held.
+  // still in pieces (a CRI `P` line) stay held; a source's first bytes, held until they show
+  // how its lines end, are framed by the way they show then.
   void Flush();
   const IngestCounters& counters() const;
   // True when the stream holds nothing of what it was fed: no partial line, no open multi-line
