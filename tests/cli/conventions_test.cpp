@@ -206,7 +206,7 @@ TEST(ConfigKeys, AnUnknownKeyWarnsWithFileAndLineAndTheRestLoads) {
                                      "textfile = \"/var/lib/node_exporter/triage.prom\"\n"
                                      "[notify]\n"
                                      "exec = [\"/usr/local/bin/page\"]\n"
-                                     "webhook = \"https://chat.example/hook\"\n"
+                                     "webhook = \"http://chat.example/hook\"\n"
                                      "[store]\n"
                                      "url = \"postgresql://triage@db/triage\"\n"
                                      "[verify]\n"

@@ -120,7 +120,7 @@ TEST_F(ConfigTest, UnknownKeyIsAWarningWithFileAndLine) {
 TEST_F(ConfigTest, KeysOfTheDaemonAndTheSharedStoreAreKnown) {
   std::string file = Write("fleet.toml",
                            "[metrics]\nlisten = \"127.0.0.1:9400\"\ntextfile = \"/var/lib/prom/triage.prom\"\n"
-                           "[notify]\nexec = [\"/bin/true\"]\nwebhook = \"https://hook\"\n"
+                           "[notify]\nexec = [\"/bin/true\"]\nwebhook = \"http://hook.example/in\"\n"
                            "[store]\nurl = \"postgresql://db/triage\"\n");
   auto cfg = LoadConfig(file);
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
