@@ -274,21 +274,22 @@ inline std::string BaseId(const std::string& cause) {
 
 // The ranked list of root causes as the corpus scorer builds it: incidents ordered by the score of
 // their rank-1 cause; every incident's rank-1 cause in that order, then every rank-2 cause...
-inline std::vector<std::string> RankedCauses(const Json& doc) {
+// Each cause id goes through `id` (BaseId to score against the taxonomy, or kept as it is).
+inline std::vector<std::string> RankedCauses(const std::vector<const Json*>& incidents,
+                                             std::string (*id)(const std::string&)) {
   struct Inc {
     double top;
     size_t index;
     std::vector<std::string> causes;
   };
   std::vector<Inc> incs;
-  const auto& list = doc.arr("incidents");
-  for (size_t i = 0; i < list.size(); ++i) {
+  for (size_t i = 0; i < incidents.size(); ++i) {
     std::vector<const Json*> cs;
-    for (const auto& c : list[i].arr("causes")) cs.push_back(&c);
+    for (const auto& c : incidents[i]->arr("causes")) cs.push_back(&c);
     std::stable_sort(cs.begin(), cs.end(),
                      [](const Json* a, const Json* b) { return a->n("rank", 99) < b->n("rank", 99); });
     Inc inc{cs.empty() ? 0.0 : cs[0]->n("score"), i, {}};
-    for (const Json* c : cs) inc.causes.push_back(BaseId(c->s("cause")));
+    for (const Json* c : cs) inc.causes.push_back(id(c->s("cause")));
     incs.push_back(std::move(inc));
   }
   std::stable_sort(incs.begin(), incs.end(), [](const Inc& a, const Inc& b) {
@@ -302,6 +303,12 @@ inline std::vector<std::string> RankedCauses(const Json& doc) {
       if (r < i.causes.size() && std::find(out.begin(), out.end(), i.causes[r]) == out.end())
         out.push_back(i.causes[r]);
   return out;
+}
+
+inline std::vector<std::string> RankedCauses(const Json& doc) {
+  std::vector<const Json*> incidents;
+  for (const auto& inc : doc.arr("incidents")) incidents.push_back(&inc);
+  return RankedCauses(incidents, BaseId);
 }
 
 }  // namespace corpus_test

@@ -231,33 +231,10 @@ Wrapped Wrap(const std::string& data, std::mt19937& rng) {
 
 // The first three root causes of each source's incidents, ranked as the corpus scorer ranks
 // them: incidents by the score of their first cause, then every incident's first cause, every
-// second cause...
+// second cause... (by their full ids).
 std::vector<std::string> Ranked(const std::vector<const Json*>& incidents) {
-  struct Inc {
-    double top;
-    size_t index;
-    std::vector<std::string> causes;
-  };
-  std::vector<Inc> incs;
-  for (size_t i = 0; i < incidents.size(); ++i) {
-    std::vector<const Json*> cs;
-    for (const auto& c : incidents[i]->arr("causes")) cs.push_back(&c);
-    std::stable_sort(cs.begin(), cs.end(),
-                     [](const Json* a, const Json* b) { return a->n("rank", 99) < b->n("rank", 99); });
-    Inc inc{cs.empty() ? 0.0 : cs[0]->n("score"), i, {}};
-    for (const Json* c : cs) inc.causes.push_back(c->s("cause"));
-    incs.push_back(std::move(inc));
-  }
-  std::stable_sort(incs.begin(), incs.end(), [](const Inc& a, const Inc& b) {
-    return a.top != b.top ? a.top > b.top : a.index < b.index;
-  });
-  std::vector<std::string> out;
-  size_t depth = 0;
-  for (const auto& i : incs) depth = std::max(depth, i.causes.size());
-  for (size_t r = 0; r < depth; ++r)
-    for (const auto& i : incs)
-      if (r < i.causes.size() && std::find(out.begin(), out.end(), i.causes[r]) == out.end())
-        out.push_back(i.causes[r]);
+  std::vector<std::string> out =
+      RankedCauses(incidents, [](const std::string& cause) { return cause; });
   if (out.size() > 3) out.resize(3);
   return out;
 }

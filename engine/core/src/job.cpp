@@ -127,8 +127,8 @@ namespace {
 
 // The job of a log's service: the service with a rank, node or worker ordinal taken off its
 // end ("train-rank3" -> "train", "node1" -> "", "worker_2" -> ""), `numbered` telling whether
-// there was one. Any other name is its own job: "sglang-5002" and "sglang-29646" are two
-// services, and so are two replicas "api-0" and "api-1".
+// there was one. Any other name is its own job: a service named by its port ("vllm-8000",
+// "vllm-8001") is two services, and so are two replicas "api-0" and "api-1".
 struct Job {
   std::string name;
   bool numbered = false;
