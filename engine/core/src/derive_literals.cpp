@@ -371,19 +371,31 @@ class Deriver {
 
 }  // namespace
 
-std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_length) {
+bool PatternMayIgnoreCase(std::string_view pattern) {
+  for (size_t at = pattern.find("(?"); at != std::string_view::npos; at = pattern.find("(?", at + 1)) {
+    for (size_t k = at + 2; k < pattern.size(); ++k) {
+      const char c = pattern[k];
+      if (c == 'i') return true;
+      if (!std::isalpha(static_cast<unsigned char>(c)) && c != '-') break;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_length, bool keep_case) {
   Deriver d(pattern, std::max<size_t>(min_length, 1));
   auto cover = d.Run();
   if (!cover) return {};
   // A string that contains another string of the cover adds nothing: whatever contains it
-  // contains the shorter one too (case ignored, as the scanner compares); of equal strings the
-  // first is kept. Looked up by the lengths the cover has, not string by string: an alternation
+  // contains the shorter one too (case ignored, as the scanner compares, unless `keep_case`);
+  // of equal strings the first is kept. Looked up by the lengths the cover has, not string by string: an alternation
   // of thousands of words must not cost a pass over all of them for each one.
   const size_t n = cover->size();
   std::vector<std::string> low(n);
   for (size_t i = 0; i < n; ++i) {
     low[i] = (*cover)[i];
-    for (auto& c : low[i]) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (!keep_case)
+      for (auto& c : low[i]) c = char(std::tolower(static_cast<unsigned char>(c)));
   }
   std::unordered_map<size_t, std::unordered_set<std::string_view>> by_length;
   for (const auto& l : low) by_length[l.size()].insert(l);

@@ -24,11 +24,13 @@ using ingest::FindLines;
 
 class LiteralDatabase {
  public:
-  // Compiles `literals`; a literal's id is its index. `hit_flags[i]` (ingest::kKeepHit for a
+  // Compiles `literals`; a literal's id is its index. Literal i is found as written where
+  // `keep_case[i]` is set, else in any ASCII case. `hit_flags[i]` (ingest::kKeepHit for a
   // literal whose every occurrence keep_line accepts, ingest::kWeakHit for one that only
   // weak_line may accept, 0 otherwise) marks the whole-buffer hits of literal i. Null when this
   // build or this CPU has no Hyperscan, or the compilation failed (callers then go without).
   static std::unique_ptr<LiteralDatabase> Build(const std::vector<std::string>& literals,
+                                                const std::vector<uint8_t>& keep_case,
                                                 const std::vector<uint32_t>& hit_flags);
   ~LiteralDatabase();
   LiteralDatabase(const LiteralDatabase&) = delete;
@@ -39,7 +41,7 @@ class LiteralDatabase {
   // The database must outlive it.
   FindLines MakeFinder() const;
 
-  // Calls on_hit(id) at least once for every literal in `text`. Thread-safe: each thread scans
+  // Calls on_hit(id) at least once for every literal in `text` (in its case, or any). Thread-safe: each thread scans
   // with scratch space of its own. False when the scan failed, and the caller must find them
   // another way (a literal reported before the failure may then be reported again).
   template <typename OnHit>
@@ -49,8 +51,10 @@ class LiteralDatabase {
     return Scan(text, call, &on_hit);
   }
 
- private:
+ // What the database holds (line_finder.cpp).
   struct Impl;
+
+ private:
   explicit LiteralDatabase(std::unique_ptr<Impl> impl);
   bool Scan(std::string_view text, void (*call)(void*, unsigned), void* context) const;
   std::unique_ptr<Impl> impl_;

@@ -1,6 +1,7 @@
 #include "literal_scanner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 namespace triage::core::detail {
@@ -63,11 +64,15 @@ const unsigned char LiteralScanner::kFold[256] = {
 #undef TRIAGE_F
 };
 
-LiteralScanner::LiteralScanner(const std::vector<std::string>& literals) {
-  for (const auto& l : literals) {
-    std::string low(l);
-    for (auto& c : low) c = char(Lower(static_cast<unsigned char>(c)));
+LiteralScanner::LiteralScanner(const std::vector<std::string>& literals,
+                               const std::vector<uint8_t>& keep_case) {
+  for (size_t i = 0; i < literals.size(); ++i) {
+    const bool exact = i < keep_case.size() && keep_case[i];
+    std::string low(literals[i]);
+    if (!exact)
+      for (auto& c : low) c = char(Lower(static_cast<unsigned char>(c)));
     literals_.push_back(std::move(low));
+    keep_case_.push_back(exact);
   }
   const size_t table = 65536;
   struct Spec {
@@ -135,6 +140,7 @@ bool LiteralScanner::Verify(const Entry& e, std::string_view text, size_t window
   const size_t begin = window_start - e.offset;
   if (begin + lit.size() > text.size()) return false;
   const auto* t = reinterpret_cast<const unsigned char*>(text.data()) + begin;
+  if (keep_case_[e.literal]) return std::memcmp(t, lit.data(), lit.size()) == 0;
   for (size_t k = 0; k < lit.size(); ++k)
     if (kFold[t[k]] != static_cast<unsigned char>(lit[k])) return false;
   return true;

@@ -22,7 +22,10 @@ class LiteralScanner {
   static constexpr size_t kMinLiteral = 4;
 
   LiteralScanner() = default;
-  explicit LiteralScanner(const std::vector<std::string>& literals);
+  // Literals in any ASCII case; or, where `keep_case[i]` is set (when given, one per literal),
+  // literal i byte for byte.
+  explicit LiteralScanner(const std::vector<std::string>& literals,
+                          const std::vector<uint8_t>& keep_case = {});
 
   bool empty() const { return groups_.empty(); }
 
@@ -104,7 +107,8 @@ class LiteralScanner {
 
   static const unsigned char kFold[256];
 
-  std::vector<std::string> literals_;  // lower-case
+  std::vector<std::string> literals_;  // lower-case, but for those that keep their case
+  std::vector<uint8_t> keep_case_;     // by literal
   std::vector<Group> groups_;
 };
 

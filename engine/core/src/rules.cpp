@@ -91,11 +91,12 @@ struct RuleSet::Compiled {
   // indices as ids, then the ingest starters; each with its whole-buffer hit flags. Compiled on
   // first use (a command that never reads a log does not pay for it); null without Hyperscan.
   std::vector<std::string> db_literals;
+  std::vector<uint8_t> db_keep_case;  // 1: looked for as written, 0: in any ASCII case
   std::vector<uint32_t> db_flags;
   mutable std::once_flag db_once;
   mutable std::unique_ptr<detail::LiteralDatabase> db;
   const detail::LiteralDatabase* Database() const {
-    std::call_once(db_once, [this] { db = detail::LiteralDatabase::Build(db_literals, db_flags); });
+    std::call_once(db_once, [this] { db = detail::LiteralDatabase::Build(db_literals, db_keep_case, db_flags); });
     return db.get();
   }
 };
@@ -218,7 +219,7 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
   auto holds_a_word = [&](const std::vector<std::string>& words) {
     if (lowered.empty()) {
       lowered.assign(text);
-      for (auto& ch : lowered) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+      for (auto& ch : lowered) ch = (ch >= 'A' && ch <= 'Z') ? char(ch - 'A' + 'a') : ch;
     }
     return std::any_of(words.begin(), words.end(),
                        [&](const std::string& w) { return lowered.find(w) != std::string::npos; });
@@ -533,15 +534,28 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
     for (const auto& x : v) m = std::min(m, x.size());
     return v.empty() ? size_t(0) : m;
   };
-  std::vector<std::string> derived = DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral);
+  // Where the pattern never ignores case, the derived literals keep theirs; a given literal
+  // keeps its case only where every derived literal holds it byte for byte (it is then in every
+  // match as written), else it is looked for in any case, as its author may have meant.
+  const bool keep_case = !PatternMayIgnoreCase(s.pattern);
+  std::vector<std::string> derived =
+      DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral, keep_case);
   std::vector<std::string> given;
   if (!literal.empty())
-    given = DeriveLiterals(RE2::QuoteMeta(literal), detail::LiteralScanner::kMinLiteral);
+    given = DeriveLiterals(RE2::QuoteMeta(literal), detail::LiteralScanner::kMinLiteral, true);
   if (!given.empty() && shortest(given) >= shortest(derived)) {
     s.literals = given;
     s.literal_given = true;
+    s.literals_keep_case =
+        keep_case && !derived.empty() &&
+        std::all_of(given.begin(), given.end(), [&](const std::string& g) {
+          return std::all_of(derived.begin(), derived.end(), [&](const std::string& d) {
+            return d.find(g) != std::string::npos;
+          });
+        });
   } else {
     s.literals = derived;
+    s.literals_keep_case = keep_case;
   }
   return ok;
 }
@@ -1049,7 +1063,7 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
       } else if (r->own.size() >= kAnchorMin) {
         cover.push_back(r->own);  // in every match of the form, as the anchor would be
       } else {
-        auto own = DeriveLiterals(r->regex, detail::LiteralScanner::kMinLiteral);
+        auto own = DeriveLiterals(r->regex, detail::LiteralScanner::kMinLiteral, !ignore_case);
         if (own.empty()) cover_ok = false;
         cover.insert(cover.end(), own.begin(), own.end());
       }
@@ -1074,14 +1088,16 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
         continue;
       }
     }
+    // The forms' fixed text and the rows' values enter the pattern as they are written.
     if (cover_ok && !cover.empty()) {
       std::sort(cover.begin(), cover.end());
       cover.erase(std::unique(cover.begin(), cover.end()), cover.end());
       s.literals = std::move(cover);
       s.literal_given = true;
     } else {
-      s.literals = DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral);
+      s.literals = DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral, !ignore_case);
     }
+    s.literals_keep_case = !ignore_case;
     s.kind = kind;
     s.strength = row_strength;
     s.fatal = row_fatal;
@@ -1257,8 +1273,11 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
 
   // Compile the matcher.
   auto c = std::make_unique<RuleSet::Compiled>();
+  // A literal is looked for in any ASCII case (lower-cased here), or, for a signature whose
+  // literals keep their case, as it is written: the same text both ways is two literals.
   std::vector<std::string> literals;
-  std::map<std::string, size_t> literal_index;
+  std::vector<uint8_t> keep_case;
+  std::map<std::pair<std::string, bool>, size_t> literal_index;
   RE2::Options opts = MatchOptions();
   c->regex = std::make_unique<RuleSet::Compiled::LazyRegex[]>(rs.signatures_.size());
   for (size_t i = 0; i < rs.signatures_.size(); ++i) {
@@ -1268,44 +1287,51 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
       continue;
     }
     for (const auto& lit : s.literals) {
-      std::string low = lit;
-      for (auto& ch : low) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+      std::string text = lit;
+      if (!s.literals_keep_case)
+        for (auto& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
       // A raw JSON line shows `"` and `\` escaped: look for that form as well.
       std::string escaped;
-      for (char ch : low) {
+      for (char ch : text) {
         if (ch == '"' || ch == '\\') escaped += '\\';
         escaped += ch;
       }
-      for (const std::string* form : {&low, &escaped}) {
-        if (form == &escaped && escaped == low) break;
-        auto [it, fresh] = literal_index.emplace(*form, literals.size());
+      for (const std::string* form : {&text, &escaped}) {
+        if (form == &escaped && escaped == text) break;
+        auto [it, fresh] = literal_index.emplace(std::make_pair(*form, s.literals_keep_case), literals.size());
         if (fresh) {
           literals.push_back(*form);
+          keep_case.push_back(s.literals_keep_case);
           c->literal_signatures.emplace_back();
         }
         c->literal_signatures[it->second].push_back(int(i));
       }
     }
   }
-  c->scanner = detail::LiteralScanner(literals);
+  c->scanner = detail::LiteralScanner(literals, keep_case);
   {
     std::vector<std::string> keep, benign;
+    std::vector<uint8_t> keep_case_of_keep, keep_case_of_benign;
     for (size_t li = 0; li < literals.size(); ++li) {
       bool only_benign = true;
       for (int sgi : c->literal_signatures[li])
         only_benign &= rs.signatures_[size_t(sgi)].benign && !rs.signatures_[size_t(sgi)].fatal &&
                        !rs.signatures_[size_t(sgi)].restart;
       (only_benign ? benign : keep).push_back(literals[li]);
+      (only_benign ? keep_case_of_benign : keep_case_of_keep).push_back(keep_case[li]);
       // LiteralScanner ignores literals under kMinLiteral bytes: only the others promise a keep.
       c->db_literals.push_back(literals[li]);
+      c->db_keep_case.push_back(keep_case[li]);
       c->db_flags.push_back(only_benign ? ingest::kWeakHit
                             : literals[li].size() >= detail::LiteralScanner::kMinLiteral ? ingest::kKeepHit
                                                                                          : 0u);
     }
-    c->keep_scanner = detail::LiteralScanner(keep);
-    c->benign_scanner = detail::LiteralScanner(benign);
+    c->keep_scanner = detail::LiteralScanner(keep, keep_case_of_keep);
+    c->benign_scanner = detail::LiteralScanner(benign, keep_case_of_benign);
+    // The ingest pipeline's multi-line starters, in any case.
     for (std::string_view st : ingest::MultiLineStarterLiterals()) {
       c->db_literals.emplace_back(st);
+      c->db_keep_case.push_back(0);
       c->db_flags.push_back(0);
     }
   }

@@ -61,8 +61,9 @@ TEST(Matcher, PrefilterRejectsNoiseAndKeepsCandidates) {
   auto rules = FixtureRules();
   EXPECT_FALSE(rules->LineMayMatch("[2026-11-02 09:14:51 TP0] Decode batch. #running-req: 3"));
   EXPECT_TRUE(rules->LineMayMatch("[rank0]: SM 12.x requires CUDA >= 12.9"));
-  // Case does not matter to the prefilter (the regex decides).
-  EXPECT_TRUE(rules->LineMayMatch("sm 12.X REQUIRES cuda >= 12.9"));
+  // The pattern never ignores case, so its literals are looked for as written: a line in
+  // another case could not match it.
+  EXPECT_FALSE(rules->LineMayMatch("sm 12.X REQUIRES cuda >= 12.9"));
   // A docker json-file line shows quotes escaped; the escaped literal form is looked for too.
   EXPECT_TRUE(rules->LineMayMatch(
       R"({"log":"ImportError: cannot import name 'x' from 'y'\n","stream":"stderr"})"));

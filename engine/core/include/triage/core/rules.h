@@ -39,6 +39,9 @@ struct SignatureRule {
   std::string pattern;
   std::vector<std::string> literals;  // the prefilter cover (empty: tried on every text)
   bool literal_given = false;         // from the `literal` key rather than derived
+  // The literals are looked for with their case, as the pattern matches them: it never ignores
+  // case and each literal is its text verbatim. Otherwise in any ASCII case.
+  bool literals_keep_case = false;
   ScopeKind kind = ScopeKind::kAny;
   ScopeException exception = ScopeException::kAny;
   double strength = 0.7;
@@ -217,8 +220,16 @@ class RuleSet {
 
 // The literals a pattern's every match contains (an "or" cover), derived from the regex text;
 // empty when no literal of at least `min_length` bytes can be relied on (alternation with a
-// bare branch, everything optional...). Exposed for tests and `rules list`.
-std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_length = 4);
+// bare branch, everything optional...). Each is the text a match shows, so for a pattern that
+// does not ignore case (PatternMayIgnoreCase) every match holds one of them byte for byte when
+// `keep_case` is set; without it, strings equal but for case are given once. Exposed for tests
+// and `rules list`.
+std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_length = 4,
+                                        bool keep_case = false);
+
+// Whether a pattern may match some text in another case than it is written: it sets RE2's `i`
+// flag somewhere ("(?i)", "(?i:...)", "(?-i)" counts too). Errs towards true.
+bool PatternMayIgnoreCase(std::string_view pattern);
 
 // The whole-buffer literal prefilter this build has: "yes (Hyperscan <version>)" or "no".
 std::string PrefilterBackend();
