@@ -21,7 +21,7 @@ namespace triage::core::detail {
 // kCoverBytes bytes, and of those only the ones that hold no shorter cover. Hyperscan's scan
 // costs grow with the literals it holds (the vocabulary tables brought 1,600, a third of them
 // sharing their start with another), and with those it must find in any case (a caseless
-// literal widens every byte's reach); the covers are about half as many, and those of literals
+// literal widens every byte's reach); the covers are two thirds as many, and those of literals
 // that keep their case keep it. A cover's hit is confirmed where it stands against each literal
 // it stands for (the literal's own bytes, in its case or any, at the offset the cover has inside
 // it), so the hits reported are exactly those of the literals.
