@@ -4,18 +4,25 @@
 # host): the first root cause must be the expected taxonomy id and, where the case names a
 # verifier, its verdict must be `confirmed` (and nothing right may be refuted).
 #
-#   tests/gpu/live/run.sh TRIAGE OUT_DIR [CASE...]      (PY: the interpreter, default
-#                                                      /opt/torch/.venv/bin/python)
+#   tests/gpu/live/run.sh TRIAGE OUT_DIR [CASE|@SET...]  (PY: the interpreter, default
+#                                                       /opt/torch/.venv/bin/python)
+# CASE is a case's name, @SET every case of a set: @set1 the first thirteen (GPU memory and
+# kernel faults, devices, host OOM, port, Python and loader errors), @set2 those added after
+# them (native crashes, JAX and CuPy without a device, other OOM paths, Triton's shared memory,
+# disk full, unreadable weights, NCCL, permissions). None given: every case. PROVOKE_ONLY=1
+# provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
 # OUT_DIR receives <case>.log (the program's output), <case>.json (triage's report) and
-# summary.tsv. Exit status 0 when every case passed, 1 otherwise, 2 on bad usage, 77 (skipped)
-# without a GPU or an interpreter.
+# summary.tsv. A program that cannot provoke its failure on this host (a module it needs is
+# missing) prints "SKIP: why" as its first line and exits 0: its case is `skip`, no failure.
+# Exit status 0 when every case passed or was skipped, 1 otherwise, 2 on bad usage, 77 (skipped)
+# without a GPU or an interpreter, or when every case chosen was skipped.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-triage=${1:?usage: run.sh TRIAGE OUT_DIR [CASE...]}
-out=${2:?usage: run.sh TRIAGE OUT_DIR [CASE...]}
+triage=${1:?usage: run.sh TRIAGE OUT_DIR [CASE|@SET...]}
+out=${2:?usage: run.sh TRIAGE OUT_DIR [CASE|@SET...]}
 shift 2
 PY=${PY:-/opt/torch/.venv/bin/python}
-[ -x "$triage" ] || { echo "run.sh: not an executable: $triage" >&2; exit 2; }
+if [ "${PROVOKE_ONLY:-0}" != 1 ] && [ ! -x "$triage" ]; then echo "run.sh: not an executable: $triage" >&2; exit 2; fi
 # Without a GPU or the interpreter there is nothing to provoke: skipped (77, ctest's skip code).
 if ! nvidia-smi -L >/dev/null 2>&1; then echo "run.sh: skipped: no GPU on this host (nvidia-smi -L fails)"; exit 77; fi
 [ -x "$PY" ] || { echo "run.sh: skipped: no interpreter at $PY (set PY)"; exit 77; }
@@ -25,58 +32,130 @@ venv=$(cd "$(dirname "$PY")/.." && pwd)
 printf '[verify]\nallowed_prefixes = ["%s"]\n' "$venv" >"$out/config.toml"
 export NCCL_NVLS_ENABLE=0
 
-# case  expected-cause  verifier-that-must-confirm (- for none)
+# case  expected-cause  verifier-that-must-confirm (- for none)  set
 cases=(
-  "torch_oom cuda.oom cuda.memory"
-  "jax_oom cuda.oom cuda.memory"
-  "cupy_oom cuda.oom cuda.memory"
-  "device_assert cuda.illegal_memory_access -"
-  "illegal_address cuda.illegal_memory_access -"
-  "no_kernel_image cuda.no_kernel_image -"
-  "no_device cuda.no_device gpu.visible"
-  "bad_ordinal cuda.no_device gpu.visible"
-  "host_oom host.oom_killed host.oom"
-  "port_in_use net.port_in_use net.port"
-  "import_error python.symbol_missing python.env"
-  "missing_lib native.lib_not_found native.lib"
-  "rank_dies unclassified -"
+  "torch_oom cuda.oom cuda.memory set1"
+  "jax_oom cuda.oom cuda.memory set1"
+  "cupy_oom cuda.oom cuda.memory set1"
+  "device_assert cuda.illegal_memory_access - set1"
+  "illegal_address cuda.illegal_memory_access - set1"
+  "no_kernel_image cuda.no_kernel_image - set1"
+  "no_device cuda.no_device gpu.visible set1"
+  "bad_ordinal cuda.no_device gpu.visible set1"
+  "host_oom host.oom_killed host.oom set1"
+  "port_in_use net.port_in_use net.port set1"
+  "import_error python.symbol_missing python.env set1"
+  "missing_lib native.lib_not_found native.lib set1"
+  "rank_dies unclassified - set1"
+  "segfault native.crash - set2"
+  "double_free native.crash - set2"
+  "jax_no_device cuda.no_device gpu.visible set2"
+  "cupy_bad_device cuda.no_device gpu.visible set2"
+  "torch_oom_growing cuda.oom - set2"
+  "cublas_oom cuda.oom - set2"
+  "misaligned_address cuda.illegal_memory_access - set2"
+  "triton_smem config.invalid - set2"
+  "disk_full host.disk_full - set2"
+  "safetensors_truncated model.load_failed - set2"
+  "torch_load_truncated model.load_failed - set2"
+  "hf_config_missing model.load_failed - set2"
+  "nccl_duplicate_gpu nccl.failure - set2"
+  "permission_denied host.permission host.path set2"
 )
+
+# A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
+# (its log then ends without the failure, and the case fails).
+limit=${CASE_TIMEOUT:-120}
 
 provoke() {  # case -> writes $out/$1.log
   local c=$1 log=$out/$1.log
   case $c in
-    no_device) CUDA_VISIBLE_DEVICES= "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    no_device) CUDA_VISIBLE_DEVICES= timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    jax_no_device) CUDA_VISIBLE_DEVICES= timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     host_oom)
-      # A cgroup (v2) with a 1 GiB limit; the shell reports the kill as bash does.
+      # A cgroup (v2) with a 1 GiB limit; the shell reports the kill as bash does. Nothing else
+      # bounds the program: without a cgroup v2 memory controller (on a cgroup v1 host
+      # /sys/fs/cgroup may be a tmpfs, where mkdir and echo make plain files), or where the
+      # limit did not take, it would fill the host's memory. Skipped there.
       local cg=/sys/fs/cgroup/triage-live-oom
+      if ! grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+        echo "SKIP: no cgroup v2 memory controller at /sys/fs/cgroup" >"$log"
+        return 0
+      fi
       mkdir -p "$cg" 2>/dev/null && echo $((1 << 30)) >"$cg/memory.max" 2>/dev/null && echo 0 >"$cg/memory.swap.max" 2>/dev/null
       echo 0 >"$cg/memory.oom.group" 2>/dev/null
+      if [ "$(cat "$cg/memory.max" 2>/dev/null)" != $((1 << 30)) ]; then
+        echo "SKIP: no 1 GiB memory limit could be set at $cg" >"$log"
+        return 0
+      fi
       # The program alone runs in the cgroup (a subshell that joins it and execs the program);
       # the shell around it, outside, waits and reports the kill as a shell does ("bash: line 1:
       # PID Killed ..."), into the log.
       bash -c '( echo $BASHPID > "$2/cgroup.procs" && exec "$0" "$1" ); true' "$PY" "$here/$c.py" "$cg" >"$log" 2>&1
       ;;
+    double_free)
+      # The service's wrapper shell runs the command line as written in it and reports the abort
+      # into the log ("bash: line 1: PID Aborted  /opt/.../python .../double_free.py", with
+      # "(core dumped)" after "Aborted" where this host's core limit allows a core). glibc writes
+      # its own message to stderr, not the terminal (LIBC_FATAL_STDERR_).
+      LIBC_FATAL_STDERR_=1 timeout -k 5 "$limit" bash -c "$(printf '%q %q' "$PY" "$here/$c.py"); true" >"$log" 2>&1 ;;
     port_in_use)
       "$PY" -m http.server 18731 --bind 127.0.0.1 >/dev/null 2>&1 &
       echo $! >"$out/.holder"
       sleep 1.5
       "$PY" "$here/$c.py" 18731 >"$log" 2>&1 ;;
+    segfault)
+      # No timeout around it: a null pointer's read cannot hang, and timeout would add its own
+      # line ("the monitored command dumped core") to the program's output where cores are on.
+      "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    permission_denied)
+      # The log file an earlier run as root left behind, for root alone (0600); the program drops
+      # to nobody before it opens it. Not root here: mode 0000 closes it to its owner as well.
+      local logs=$out/service-logs
+      mkdir -p "$logs" && : >"$logs/service.log"
+      if [ "$(id -u)" = 0 ]; then chmod 0600 "$logs/service.log"; else chmod 0000 "$logs/service.log"; fi
+      timeout -k 5 "$limit" "$PY" "$here/$c.py" "$logs/service.log" >"$log" 2>&1 ;;
     rank_dies) (cd "$out" && "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29731 "$here/$c.py") >"$log" 2>&1 ;;
-    *) "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    nccl_duplicate_gpu)
+      (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29733 "$here/$c.py") >"$log" 2>&1 ;;
+    *) timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
   esac
+  # The port's holder goes as soon as the program has tried to bind it (also with PROVOKE_ONLY).
+  [ -f "$out/.holder" ] && { kill "$(cat "$out/.holder")" 2>/dev/null; rm -f "$out/.holder"; }
   return 0
 }
 
+# Each argument must name a case or a set: a misspelt one would leave a run that checks nothing.
 want_cases=("$@")
+for w in "${want_cases[@]}"; do
+  found=0
+  for spec in "${cases[@]}"; do
+    read -r c _ _ set <<<"$spec"
+    if [ "$w" = "$c" ] || [ "$w" = "@$set" ]; then found=1; break; fi
+  done
+  [ $found = 1 ] || { echo "run.sh: no case or set named $w" >&2; exit 2; }
+done
+chosen() {  # case set -> whether the arguments chose it (no arguments: every case)
+  [ ${#want_cases[@]} -eq 0 ] && return 0
+  printf '%s\n' "${want_cases[@]}" | grep -qx -e "$1" -e "@$2"
+}
+
 status=0
+ran=0
+skipped=0
 printf 'case\texpected\tgot\tverdict\tresult\n' >"$out/summary.tsv"
 for spec in "${cases[@]}"; do
-  read -r c want verifier <<<"$spec"
-  if [ ${#want_cases[@]} -gt 0 ] && ! printf '%s\n' "${want_cases[@]}" | grep -qx "$c"; then continue; fi
+  read -r c want verifier set <<<"$spec"
+  chosen "$c" "$set" || continue
   provoke "$c"
+  if head -n 1 "$out/$c.log" | grep -q '^SKIP:'; then
+    printf '%s\t%s\t-\t-\tskip (%s)\n' "$c" "$want" "$(head -n 1 "$out/$c.log" | cut -c7-)" | tee -a "$out/summary.tsv"
+    skipped=$((skipped + 1))
+    continue
+  fi
+  ran=$((ran + 1))
   if [ "${PROVOKE_ONLY:-0}" = 1 ]; then echo "$c: $(wc -l <"$out/$c.log") lines"; continue; fi
   "$triage" analyze --config "$out/config.toml" --json --no-store --verify "$out/$c.log" >"$out/$c.json" 2>"$out/$c.err"
-  [ -f "$out/.holder" ] && { kill "$(cat "$out/.holder")" 2>/dev/null; rm -f "$out/.holder"; }
   line=$("$PY" - "$out/$c.json" "$want" "$verifier" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1])); want, verifier = sys.argv[2], sys.argv[3]
@@ -98,4 +177,5 @@ PY
   printf '%s\t%s\t%s\n' "$c" "$want" "$line" | tee -a "$out/summary.tsv"
   case $line in *FAIL*) status=1 ;; esac
 done
+if [ $ran -eq 0 ] && [ $skipped -gt 0 ]; then echo "run.sh: every case chosen was skipped"; exit 77; fi
 exit $status
