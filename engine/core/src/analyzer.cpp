@@ -505,6 +505,10 @@ struct Analyzer::Impl {
 
     if (restart) {
       if (auto it = by_stream.find(stream); it != by_stream.end()) Close(it->second);
+      // The process before the restart (the command before a shell prompt, the service before
+      // its supervisor starts it again) has ended: where its last words were errors, it failed,
+      // as a source that ends with them does.
+      if (ev.first_line > 1) EndSource(ev.source, ev.first_line - 1, &stream);
       pending.erase(std::remove_if(pending.begin(), pending.end(),
                                    [&](const Pending& p) { return p.stream == stream; }),
                     pending.end());
@@ -663,17 +667,21 @@ struct Analyzer::Impl {
 
   // How close to a source's end an error line must be for the source to end with it: the lines
   // a crash prints after its error (the failing call and device, an allocator's statistics
-  // dump, a shell prompt) fit in this.
+  // dump, a shell prompt, the commands a reporter ran next to show the setup) fit in this.
+  static constexpr uint64_t kEndLines = 40;
+  // The lines of that end that are the failure's own (earlier signals are signals before it).
   static constexpr uint64_t kTailLines = 12;
 
   // The end of a source whose last words are an error (TAXONOMY.md: an input that ends with an
   // error line and nothing after it is a failure; a log's tail, one line pasted from a report):
   // the signals at its end, not logged as warnings and not followed by a line that shows the
-  // process at work, become a failure, with the signals shortly before it.
-  void EndSource(uint32_t source_id, uint64_t last_line) {
+  // process at work, become a failure, with the signals shortly before it. With `stream`, the
+  // end of that stream's process at `last_line` (a restart follows it), its signals only.
+  void EndSource(uint32_t source_id, uint64_t last_line, const std::string* stream = nullptr) {
     const Pending* tail = nullptr;
     for (const auto& p : pending)
-      if (p.source_id == source_id && !p.low_level && p.rec.hit.line + kTailLines >= last_line &&
+      if (p.source_id == source_id && (!stream || p.stream == *stream) && !p.low_level &&
+          p.rec.hit.line + kEndLines >= last_line && p.rec.hit.line <= last_line &&
           !rules->signatures()[size_t(p.rec.hit.signature)].hint &&
           (!tail || p.rec.hit.line >= tail->rec.hit.line))
         tail = &p;
@@ -701,7 +709,8 @@ struct Analyzer::Impl {
     for (auto p = pending.begin(); p != pending.end();) {
       const uint64_t line = p->rec.hit.line;
       const uint64_t reach = p->stream == f.stream ? kSignalLines : kJoinLines;
-      if (p->source_id != source_id || line > tail_line || tail_line - line > reach) {
+      if (p->source_id != source_id || (stream && p->stream != *stream) || line > tail_line ||
+          tail_line - line > reach) {
         ++p;
         continue;
       }
