@@ -9,15 +9,12 @@
 #include <string>
 #include <thread>
 
+#include "cli_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using triage::testing::Outcome;
 
 // Runs the built binary with fixture rules only, no user config and no database.
 Outcome Triage(const std::string& args, const std::string& stdin_text = "") {
@@ -32,16 +29,7 @@ Outcome Triage(const std::string& args, const std::string& stdin_text = "") {
                           " XDG_STATE_HOME=" + (tmp / "state").string() +
                           " TRIAGE_RULES_DIR=" + rules + " " + TRIAGE_BINARY + " " + args + " <" + in +
                           " >" + out + " 2>" + err;
-  Outcome r;
-  const int status = std::system(cmd.c_str());
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  auto slurp = [](const std::string& p) {
-    std::ifstream f(p);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  return triage::testing::RunShell(cmd, out, err);
 }
 
 std::string WriteLog(const std::string& name, const std::string& text) {

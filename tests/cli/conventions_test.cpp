@@ -13,23 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using triage::testing::Outcome;
+using triage::testing::Slurp;
 
 const std::string kExample =
     std::string(TRIAGE_SOURCE_DIR) + "/examples/sglang-blackwell/sglang-server.log";
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 // A folder of its own per test, for HOME, the configuration and the state.
 class Sandbox {

@@ -11,17 +11,12 @@
 #include <fstream>
 #include <string>
 #include "../gzip_text.h"
+#include "cli_run.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int code = -1;        // exit status, -1 when killed by a signal
-  int signal = 0;
-  std::string out;
-  std::string err;
-};
+using triage::testing::Outcome;
 
 fs::path Tmp() {
   const fs::path dir = fs::temp_directory_path() / ("triage-hardening-" + std::to_string(::getpid()));
@@ -38,19 +33,9 @@ Outcome Triage(const std::string& args, const std::string& prefix = "", const st
                           " XDG_CONFIG_HOME=" + (tmp / "config").string() +
                           " XDG_STATE_HOME=" + (tmp / "state").string() + " " + TRIAGE_BINARY + " " +
                           args + " </dev/null " + (redirect.empty() ? ">" + out : redirect) + " 2>" + err;
-  const int status = std::system(("sh -c '" + cmd + "'").c_str());
-  Outcome r;
-  if (WIFEXITED(status)) {
-    r.code = WEXITSTATUS(status);
-    // sh reports a child killed by a signal as 128 + the signal
-    if (r.code > 128 && r.code < 128 + 65) r.signal = r.code - 128;
-  }
-  auto slurp = [](const std::string& p) {
-    std::ifstream f(p);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
+  Outcome r = triage::testing::RunShell("sh -c '" + cmd + "'", out, err);
+  // sh reports a child killed by a signal as 128 + the signal
+  if (r.code > 128 && r.code < 128 + 65) r.signal = r.code - 128;
   return r;
 }
 

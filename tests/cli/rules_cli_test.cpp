@@ -7,14 +7,12 @@
 #include <fstream>
 #include <string>
 
+#include "cli_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-};
+using triage::testing::Outcome;
 
 Outcome Triage(const std::string& args) {
   const fs::path tmp = fs::temp_directory_path() / ("triage-rules-cli-" + std::to_string(::getpid()));
@@ -24,12 +22,7 @@ Outcome Triage(const std::string& args) {
   const std::string cmd = "env NO_COLOR=1 HOME=" + tmp.string() + " XDG_CONFIG_HOME=" +
                           (tmp / "config").string() + " TRIAGE_RULES_DIR=" + rules + " " +
                           TRIAGE_BINARY + " " + args + " >" + out + " 2>&1 </dev/null";
-  Outcome r;
-  const int status = std::system(cmd.c_str());
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream f(out);
-  r.out.assign(std::istreambuf_iterator<char>(f), {});
-  return r;
+  return triage::testing::RunShell(cmd, out);  // standard error went to `out` too
 }
 
 std::string Data(const std::string& name) {

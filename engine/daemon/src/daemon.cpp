@@ -1392,8 +1392,12 @@ void Daemon::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
 // dropped when any descriptor of it is closed), held for the process's life and released by
 // the kernel however it ends. --once takes it too: it reads the same files from the same
 // checkpoints.
-// A shared server is locked per host, in the user's state folder
-// ($XDG_STATE_HOME/triage/watch-<hash of the URL>.lock).
+// A shared server is locked per machine, in the user's state folder
+// ($XDG_STATE_HOME/triage/watch-<hash of the machine's name and the URL>.lock): one daemon per
+// machine and database, as its checkpoints there (kept per machine, docs/schema.md) require,
+// and a fleet's daemons on many machines at once. The machine's name is in the lock's so that
+// machines sharing one state folder (a home folder on NFS, where flock reaches across
+// machines) do not refuse each other.
 Status Daemon::LockDatabase() {
   std::string lock_path = db_path_ + ".watch-lock";
   if (store::IsServerUrl(db_path_)) {
@@ -1405,8 +1409,12 @@ Status Daemon::LockDatabase() {
     const fs::path dir = base / "triage";
     std::error_code ec;
     fs::create_directories(dir, ec);
+    // The name the store keys this machine's checkpoints by (gethostname).
+    char machine[256] = {};
+    if (gethostname(machine, sizeof machine - 1) != 0) machine[0] = '\0';
+    const uint64_t key = HeadHash(std::string(machine) + '\n' + db_path_);
     char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(HeadHash(db_path_)));
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key));
     lock_path = (dir / ("watch-" + std::string(hex) + ".lock")).string();
   }
   lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);

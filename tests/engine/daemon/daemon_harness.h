@@ -62,11 +62,15 @@ inline void PrepareChildEnvironment(const fs::path& home) {
   unsetenv("TRIAGE_DB");
 }
 
+// Starts `triage args...` with its output appended to the two files; `in_child`, when given,
+// runs in the child just before the exec (after the environment is prepared).
 inline pid_t Spawn(const std::vector<std::string>& args, const fs::path& home,
-                   const fs::path& stdout_path, const fs::path& stderr_path) {
+                   const fs::path& stdout_path, const fs::path& stderr_path,
+                   const std::function<void()>& in_child = {}) {
   pid_t pid = fork();
   if (pid != 0) return pid;
   PrepareChildEnvironment(home);
+  if (in_child) in_child();
   int out = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (out >= 0) dup2(out, 1);
@@ -122,12 +126,15 @@ inline int RunTriage(const std::vector<std::string>& args, const fs::path& home,
 class WatchProcess {
  public:
   // Returns once the daemon has logged its start (its store is open then: a reader opening the
-  // database earlier could race the daemon's creation of the schema), or has exited.
-  WatchProcess(const fs::path& home, std::vector<std::string> args) : home_(home) {
+  // database earlier could race the daemon's creation of the schema), or has exited. `in_child`
+  // as for Spawn.
+  WatchProcess(const fs::path& home, std::vector<std::string> args,
+               const std::function<void()>& in_child = {})
+      : home_(home) {
     args.insert(args.begin(), "watch");
     log_ = home / "watch.log";
     size_t before = Starts();
-    pid_ = Spawn(args, home, home / "watch.out", log_);
+    pid_ = Spawn(args, home, home / "watch.out", log_, in_child);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (Starts() == before && Running() && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
