@@ -120,7 +120,12 @@ provoke() {  # case -> writes $out/$1.log
       (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29733 "$here/$c.py") >"$log" 2>&1 ;;
     *) timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
   esac
-  # The port's holder goes as soon as the program has tried to bind it (also with PROVOKE_ONLY).
+  return 0
+}
+
+# The port's holder stays while triage checks who holds the port (net.port), and goes before
+# the next case (also with PROVOKE_ONLY, which checks nothing).
+release_holder() {
   [ -f "$out/.holder" ] && { kill "$(cat "$out/.holder")" 2>/dev/null; rm -f "$out/.holder"; }
   return 0
 }
@@ -149,13 +154,15 @@ for spec in "${cases[@]}"; do
   chosen "$c" "$set" || continue
   provoke "$c"
   if head -n 1 "$out/$c.log" | grep -q '^SKIP:'; then
+    release_holder
     printf '%s\t%s\t-\t-\tskip (%s)\n' "$c" "$want" "$(head -n 1 "$out/$c.log" | cut -c7-)" | tee -a "$out/summary.tsv"
     skipped=$((skipped + 1))
     continue
   fi
   ran=$((ran + 1))
-  if [ "${PROVOKE_ONLY:-0}" = 1 ]; then echo "$c: $(wc -l <"$out/$c.log") lines"; continue; fi
+  if [ "${PROVOKE_ONLY:-0}" = 1 ]; then release_holder; echo "$c: $(wc -l <"$out/$c.log") lines"; continue; fi
   "$triage" analyze --config "$out/config.toml" --json --no-store --verify "$out/$c.log" >"$out/$c.json" 2>"$out/$c.err"
+  release_holder
   line=$("$PY" - "$out/$c.json" "$want" "$verifier" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1])); want, verifier = sys.argv[2], sys.argv[3]
