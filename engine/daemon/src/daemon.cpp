@@ -291,6 +291,13 @@ struct Tail {
   }
 };
 
+// The last line written is inside a multi-line event still open, and does not look like its end:
+// the rest of that event is likely on its way. (An indented line that no open event holds, the
+// frame that ends a Go goroutine dump, says nothing of the kind.)
+bool Unfinished(const Tail& t) {
+  return t.pipe && t.pipe->assembling() && LooksUnfinished(t.last_line);
+}
+
 // Nothing the analyzer has seen shortens the file's wait, but a multi-line event is still open:
 // a failure may be inside it (a faulthandler dump, a C++ terminate report) where the analyzer
 // sees it only once the event is flushed.
@@ -1667,14 +1674,14 @@ Clock::time_point Daemon::DueAt(const Tail& t) const {
 // settle time; after a traceback (its process may have caught it and go on: a line showing it
 // at work cancels it), the traceback settle time; while a multi-line event is open that the
 // analyzer has not seen, the traceback settle time too, when it is flushed (Tick) and what it
-// holds decides; any of these extends while the last line written looks like the unfinished
-// inside of a multi-line event; else (signals waiting for a failure) the quiet gap.
+// holds decides; any of these extends while the last line written is the unfinished inside of
+// an open event; else (signals waiting for a failure) the quiet gap.
 double Daemon::SettleOf(const Tail& t) const {
   double wait = quiet_gap_;
   if (t.pipe && t.pipe->fatal_seen()) wait = settle_;
   else if ((t.pipe && t.pipe->failure_seen()) || t.traceback_seen || FailureMayBeOpen(t))
     wait = traceback_settle_;
-  if (wait < quiet_gap_ && LooksUnfinished(t.last_line))
+  if (wait < quiet_gap_ && Unfinished(t))
     wait = std::min(quiet_gap_, std::max(wait, kUnfinishedSettle));
   return wait;
 }
@@ -1790,8 +1797,7 @@ void Daemon::Shutdown() {
   // process is not seen alive. The stream ends here; the next life starts after it, as after a
   // settle.
   for (auto& [id, t] : tails_) {
-    if (t->kind != Tail::Kind::kLive || !t->Holding() || LooksUnfinished(t->last_line) ||
-        ProcessAlive(*t))
+    if (t->kind != Tail::Kind::kLive || !t->Holding() || Unfinished(*t) || ProcessAlive(*t))
       continue;
     if (FailureMayBeOpen(*t)) FlushOpenEvents(*t);
     if (!t->Holding() || SettleOf(*t) >= quiet_gap_) continue;

@@ -129,10 +129,11 @@ TEST_F(CrashTest, AHandlerTracebackThatEndsTheFileIsStoredWithinTwoSeconds) {
 }
 
 // A crash reported over several lines by something other than a Python traceback. Its fatal
-// line may sit in a multi-line event (the faulthandler dump and the C++ terminate report are
-// blocks the assembler holds open for lines that may still belong to them): the file goes quiet
-// with no sign that more is coming, and the crash is written within 2 s, as one incident
-// ("Crash latency").
+// line sits in a multi-line event (the faulthandler dump and the C++ terminate report are blocks
+// the assembler holds open for lines that may still belong to them), or is followed by indented
+// frames that no open event holds (Go's goroutine dump, glog's and Rust's stacks): either way the
+// file goes quiet with no sign that more is coming, and the crash is written within 2 s, as one
+// incident ("Crash latency").
 struct NativeCrash {
   const char* name;
   std::string text;
@@ -158,6 +159,17 @@ std::vector<NativeCrash> NativeCrashes() {
       {"FaulthandlerDump", FaulthandlerDump(), 5},
       {"FaulthandlerDumpAndTheShellsLine", FaulthandlerDump() + "Segmentation fault (core dumped)\n",
        5},
+      {"GoPanic",
+       "2026/11/02 09:24:00 serving on :8080\n"
+       "panic: runtime error: invalid memory address or nil pointer dereference\n"
+       "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x6f3a2b]\n"
+       "\n"
+       "goroutine 1 [running]:\n"
+       "main.(*Server).handle(0x0, {0x7d1c40, 0xc0000a6000})\n"
+       "\t/app/server.go:42 +0x2b\n"
+       "main.main()\n"
+       "\t/app/main.go:17 +0x45\n",
+       6},
       {"CxxTerminate",
        "2026-11-02 09:24:00 INFO loading model\n"
        "terminate called after throwing an instance of 'std::runtime_error'\n"
@@ -175,6 +187,25 @@ std::vector<NativeCrash> NativeCrashes() {
        "[ 2] /app/server(main+0x45)[0x55d4c3a01245]\n"
        "*** End of error message ***\n",
        6},
+      {"GlogCheckFailure",
+       "I1201 16:16:57.100000  4242 server.cc:88] serving\n"
+       "F1201 16:16:57.123456  4242 cuda_driver.cc:152] Check failed: status == CUDA_SUCCESS "
+       "(2 vs. 0)\n"
+       "*** Check failure stack trace: ***\n"
+       "    @     0x7f3b2c1ff740  google::LogMessage::Fail()\n"
+       "    @     0x7f3b2c1ff800  google::LogMessage::SendToLog()\n"
+       "    @     0x55d4c3a01245  main\n",
+       4},
+      {"RustPanic",  // RUST_BACKTRACE=full: no closing note
+       "2026-11-02T09:24:00Z INFO server: listening on 0.0.0.0:8000\n"
+       "thread 'main' panicked at src/main.rs:12:5:\n"
+       "called `Option::unwrap()` on a `None` value\n"
+       "stack backtrace:\n"
+       "   0:     0x55d4c3a01245 - std::panicking::begin_panic_handler\n"
+       "                               at /rustc/07dca489/library/std/src/panicking.rs:645:5\n"
+       "   1:     0x55d4c3a01300 - server::main\n"
+       "                               at ./src/main.rs:12:5\n",
+       5},
   };
 }
 
