@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Benchmark of `triage watch` (bench/README.md, "daemon"):
 #   1. latency: fatal line written -> incident visible in the store that `triage history` reads
-#      (p50/p99 over --count incidents, no verification);
+#      (p50/p99 over --count incidents, no verification); also for a Python traceback and for
+#      CPython's segfault dump (faulthandler), which the daemon sees only once the file is quiet;
 #   2. load: ~50 MB/s appended across 50 files for 60 s with logrotate-style rotation (old files
 #      deleted): throughput kept (lag after the writer stops), the daemon's peak memory (VmHWM),
 #      and its CPU when idle afterwards.
 # Usage: bench/daemon.sh [BUILD_DIR] (default build/release); env: SECONDS_LOAD, MBPS, FILES,
-# COUNT, TB_COUNT (traceback latency samples, 40), STORM_SECONDS (600), WORK (scratch folder,
-# default a new one under /tmp), PARTS (the parts to run, default "latency traceback storm load";
-# `PARTS=storm` runs only the storm, ten minutes unless STORM_SECONDS says otherwise).
+# COUNT, TB_COUNT (traceback latency samples, 40), SEGV_COUNT (segfault dump samples, 40),
+# STORM_SECONDS (600), WORK (scratch folder, default a new one under /tmp), PARTS (the parts to
+# run, default "latency traceback segfault storm load"; `PARTS=storm` runs only the storm, ten
+# minutes unless STORM_SECONDS says otherwise).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -20,7 +22,7 @@ count="${COUNT:-200}"
 seconds="${SECONDS_LOAD:-60}"
 mbps="${MBPS:-50}"
 files="${FILES:-50}"
-parts=" ${PARTS:-latency traceback storm load} "
+parts=" ${PARTS:-latency traceback segfault storm load} "
 part() { [[ "$parts" == *" $1 "* ]]; }
 work="${WORK:-$(mktemp -d /tmp/triage-daemon-bench.XXXXXX)}"
 mkdir -p "$work/logs" "$work/config"
@@ -59,8 +61,17 @@ start_daemon "$work/latency-tb.db"
 kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
 rm -f "$work"/logs/*
 fi
+# 1c. latency of CPython's segfault dump: its fatal line is inside a block that nothing after it
+# closes, handed to the analyzer once the file has been quiet for the traceback settle time.
+if part segfault; then
+start_daemon "$work/latency-segv.db"
+"$helper" latency --kind segfault --dir "$work/logs" --db "$work/latency-segv.db" \
+  --count "${SEGV_COUNT:-40}" --gap-ms 30
+kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
+rm -f "$work"/logs/*
+fi
 
-# 1c. a service failing continuously (STORM_SECONDS, default 600, at 100 failures a second):
+# 1d. a service failing continuously (STORM_SECONDS, default 600, at 100 failures a second):
 # the daemon's RSS must stay flat.
 if part storm; then
 start_daemon "$work/storm.db"

@@ -1,9 +1,11 @@
 // The load side of bench/daemon.sh: writes log files into a folder a `triage watch` follows and
 // measures what the daemon makes of them through its store (what `triage history` reads).
 //
-//   daemon_bench latency --dir D --db DB [--count N] [--gap-ms MS]
-//       Appends a fatal line (a kernel OOM kill) to one of ten files, N times, and measures the
-//       time from the write returning to the new occurrence being visible in the store.
+//   daemon_bench latency --dir D --db DB [--kind fatal|traceback|segfault] [--count N]
+//                        [--gap-ms MS]
+//       Appends a crash (by default a fatal line: a kernel OOM kill) to one of ten files, N
+//       times, and measures the time from the write returning to the new occurrence being
+//       visible in the store.
 //   daemon_bench load --dir D --db DB --source FILE [--seconds S] [--mbps R] [--files F]
 //                     [--rotate-mb M]
 //       Appends lines of FILE across F files at R MB/s for S seconds; a file that reaches M MB
@@ -80,13 +82,46 @@ std::optional<triage::store::Store> OpenDb(const std::string& path) {
   return std::nullopt;
 }
 
+// The `i`th crash of a kind, after a line of the service at work. fatal: a kernel OOM-kill line;
+// traceback: a request handler's Python traceback that ends the file (no fatal line: stored once
+// the file is quiet for the traceback settle time); segfault: CPython's faulthandler dump, whose
+// fatal line is inside a block nothing closes (stored once the block is flushed, after the
+// traceback settle time). Empty for an unknown kind.
+std::string CrashText(const std::string& kind, int i) {
+  const std::string n = std::to_string(i);
+  const std::string at_work = "2026-11-02 09:24:01 INFO request " + n + " done\n";
+  if (kind == "fatal")
+    return at_work + "Nov  2 09:24:02 gpu-node-07 kernel: Out of memory: Killed process " +
+           std::to_string(20000 + i) +
+           " (python) total-vm:81234567kB, anon-rss:62345678kB, file-rss:0kB\n";
+  if (kind == "traceback")
+    return at_work +
+           "2026-11-02 09:24:02 ERROR Exception in worker\n"
+           "Traceback (most recent call last):\n"
+           "  File \"/app/worker.py\", line 88, in handle\n"
+           "    out = run(job)\n"
+           "KeyError: 'job-" + n + "'\n";
+  if (kind == "segfault")
+    return at_work +
+           "Fatal Python error: Segmentation fault\n"
+           "\n"
+           "Current thread 0x00007f3b2c1ff740 (most recent call first):\n"
+           "  File \"/app/worker.py\", line " + std::to_string(100 + i) + " in handle\n"
+           "  File \"/app/worker.py\", line 20 in <module>\n"
+           "\n"
+           "Extension modules: numpy.core._multiarray_umath, torch._C (total: 2)\n";
+  return {};
+}
+
 int Latency(const std::map<std::string, std::string>& f) {
   fs::path dir = Flag(f, "--dir", "");
   int count = std::atoi(Flag(f, "--count", "200").c_str());
   int gap_ms = std::atoi(Flag(f, "--gap-ms", "30").c_str());
-  // fatal: a kernel OOM-kill line; traceback: a request handler's Python traceback that ends
-  // the file (no fatal line: stored once the file is quiet for the traceback settle time).
   const std::string kind = Flag(f, "--kind", "fatal");
+  if (CrashText(kind, 0).empty()) {
+    std::fprintf(stderr, "daemon_bench: unknown --kind %s\n", kind.c_str());
+    return 2;
+  }
   auto db = OpenDb(Flag(f, "--db", ""));
   if (!db) {
     std::fprintf(stderr, "daemon_bench: cannot open the database\n");
@@ -97,19 +132,7 @@ int Latency(const std::map<std::string, std::string>& f) {
   int timeouts = 0;
   for (int i = 0; i < count; ++i) {
     fs::path file = dir / ("svc-" + std::to_string(i % 10) + ".log");
-    std::string line =
-        kind == "traceback"
-            ? "2026-11-02 09:24:01 INFO request " + std::to_string(i) +
-                  " done\n2026-11-02 09:24:02 ERROR Exception in worker\n"
-                  "Traceback (most recent call last):\n"
-                  "  File \"/app/worker.py\", line 88, in handle\n"
-                  "    out = run(job)\n"
-                  "KeyError: 'job-" + std::to_string(i) + "'\n"
-            : "2026-11-02 09:24:01 INFO request " + std::to_string(i) +
-                  " done\nNov  2 09:24:02 gpu-node-07 kernel: Out of memory: Killed process " +
-                  std::to_string(20000 + i) +
-                  " (python) total-vm:81234567kB, anon-rss:62345678kB, file-rss:0kB\n";
-    if (!WriteAll(file, line)) return 2;
+    if (!WriteAll(file, CrashText(kind, i))) return 2;
     auto start = Clock::now();
     auto deadline = start + std::chrono::seconds(10);
     int64_t now_seen = seen;
@@ -130,7 +153,8 @@ int Latency(const std::map<std::string, std::string>& f) {
     size_t k = static_cast<size_t>(p * static_cast<double>(ms.size() - 1) + 0.5);
     return ms[std::min(k, ms.size() - 1)];
   };
-  const char* k = kind == "traceback" ? "traceback_" : "";
+  const std::string prefix = kind == "fatal" ? "" : kind + "_";
+  const char* k = prefix.c_str();
   std::printf("%slatency_samples=%zu\n%slatency_timeouts=%d\n%slatency_p50_ms=%.1f\n"
               "%slatency_p90_ms=%.1f\n%slatency_p99_ms=%.1f\n%slatency_max_ms=%.1f\n",
               k, ms.size(), k, timeouts, k, pct(0.50), k, pct(0.90), k, pct(0.99), k,

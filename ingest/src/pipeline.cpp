@@ -265,6 +265,8 @@ void EventStream::Flush() {
   im.counters.events = im.assembler.events();
 }
 
+bool EventStream::assembling() const { return !impl_->assembler.idle(); }
+
 const IngestCounters& EventStream::counters() const { return impl_->counters; }
 
 bool EventStream::idle() const {

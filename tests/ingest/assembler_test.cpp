@@ -457,6 +457,26 @@ TEST(Assembler, FaulthandlerDumpIsBlockNotTraceback) {
   EXPECT_EQ(ev[0].last_line, 9u);
 }
 
+TEST(Assembler, AFaulthandlerDumpThatEndsTheInputSoFarIsHeldUntilFlushed) {
+  // Nothing after the dump says it is over: it stays open, out of the sink, until a flush.
+  std::vector<Event> out;
+  EventStream stream(0, {}, [&out](Event&& ev) { out.push_back(std::move(ev)); });
+  stream.Feed(
+      "Fatal Python error: Segmentation fault\n"
+      "\n"
+      "Current thread 0x00007e (most recent call first):\n"
+      "  File \"/app/crash.py\", line 12 in crash\n"
+      "\n"
+      "Extension modules: numpy.core._multiarray_umath (total: 1)\n");
+  EXPECT_TRUE(out.empty());
+  EXPECT_TRUE(stream.assembling());
+  stream.Flush();
+  EXPECT_FALSE(stream.assembling());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, EventKind::kBlock);
+  EXPECT_EQ(out[0].last_line, 6u);
+}
+
 TEST(Assembler, OrdinaryLinesAreLineEvents) {
   auto ev = Assemble("a\nb\n\nc\n");
   ASSERT_EQ(ev.size(), 4u);

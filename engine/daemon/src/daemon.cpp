@@ -61,8 +61,8 @@ constexpr size_t kHeadBytes = 1024;            // kept to recognise a copy of th
 constexpr size_t kMaxPartialLine = 2 << 20;    // a longer unterminated line goes to the framer
 constexpr auto kOrphanGrace = std::chrono::seconds(2);    // writes to a renamed/deleted file
 constexpr auto kCopyDecision = std::chrono::seconds(30);  // a copy with no truncation seen
-// A traceback whose last line written is not its end (a frame, a chain header) is still being
-// written: its settle time extends to this (or the quiet gap, if shorter).
+// A multi-line event whose last line written is not its end (a frame, a chain header) is still
+// being written: its settle time extends to this (or the quiet gap, if shorter).
 constexpr double kUnfinishedSettle = 10;
 // How often a quiet traceback whose process is alive is looked at again.
 constexpr auto kAliveRecheck = std::chrono::seconds(1);
@@ -189,10 +189,12 @@ std::string_view WithoutProcessPrefix(std::string_view line) {
   return line;
 }
 
-// The last line written belongs to a Python traceback that has not reached its exception line
-// yet: its header, a frame, a source line under a frame, a chain header, or the blank line
-// before one. (The exception line itself starts at the margin: `ValueError: ...`.)
-bool TracebackUnfinished(std::string_view last_line) {
+// The last line written, if a multi-line event holds it, is not where that event ends: a Python
+// traceback's header, a frame or the source line under it, a chain header or the blank line
+// before one (the exception line that ends it starts at the margin: `ValueError: ...`); an
+// indented member of a block (a faulthandler dump's frame, a C++ `what():`) or the blank line
+// between a dump's threads.
+bool LooksUnfinished(std::string_view last_line) {
   std::string_view l = WithoutProcessPrefix(last_line);
   while (!l.empty() && (l.back() == '\r' || l.back() == '\n')) l.remove_suffix(1);
   if (l.empty()) return true;
@@ -289,6 +291,20 @@ struct Tail {
   }
 };
 
+// The last line written is inside a multi-line event still open, and does not look like its end:
+// the rest of that event is likely on its way. (An indented line that no open event holds, the
+// frame that ends a Go goroutine dump, says nothing of the kind.)
+bool Unfinished(const Tail& t) {
+  return t.pipe && t.pipe->assembling() && LooksUnfinished(t.last_line);
+}
+
+// Nothing the analyzer has seen shortens the file's wait, but a multi-line event is still open:
+// a failure may be inside it (a faulthandler dump, a C++ terminate report) where the analyzer
+// sees it only once the event is flushed.
+bool FailureMayBeOpen(const Tail& t) {
+  return t.pipe && t.pipe->assembling() && !t.pipe->failure_seen() && !t.traceback_seen;
+}
+
 struct Counters {
   int64_t bytes = 0;
   int64_t lines = 0;
@@ -361,6 +377,7 @@ class Daemon {
   double SettleOf(const Tail& t) const;
   bool ProcessAlive(const Tail& t) const;
   void AfterFeed(Tail& t);
+  void FlushOpenEvents(Tail& t);
   void OnTruncated(Tail& t, uint64_t size);
   void DecidePendingCopy(Tail& t, bool deadline_passed);
   void FinishEpoch(Tail& t, const char* why, bool keep_partial = false);
@@ -1258,6 +1275,13 @@ void Daemon::AfterFeed(Tail& t) {
   }
 }
 
+// The file went quiet with a multi-line event open: the event goes to the analyzer, which
+// decides whether it is a failure, and the file's state is taken as after a feed.
+void Daemon::FlushOpenEvents(Tail& t) {
+  t.pipe->Flush(t.path);
+  AfterFeed(t);
+}
+
 void Daemon::QueueCheckpoint(const Tail& t) {
   if (t.kind == Tail::Kind::kPendingCopy) return;  // nothing read from it yet
   store::SourceCheckpoint cp;
@@ -1648,13 +1672,16 @@ Clock::time_point Daemon::DueAt(const Tail& t) const {
 
 // How long the file must stay quiet before what it holds is closed: after a fatal line, the
 // settle time; after a traceback (its process may have caught it and go on: a line showing it
-// at work cancels it), the traceback settle time; either extends while the last line written is
-// the inside of a traceback; else (signals waiting for a failure) the quiet gap.
+// at work cancels it), the traceback settle time; while a multi-line event is open that the
+// analyzer has not seen, the traceback settle time too, when it is flushed (Tick) and what it
+// holds decides; any of these extends while the last line written is the unfinished inside of
+// an open event; else (signals waiting for a failure) the quiet gap.
 double Daemon::SettleOf(const Tail& t) const {
   double wait = quiet_gap_;
   if (t.pipe && t.pipe->fatal_seen()) wait = settle_;
-  else if ((t.pipe && t.pipe->failure_seen()) || t.traceback_seen) wait = traceback_settle_;
-  if (wait < quiet_gap_ && TracebackUnfinished(t.last_line))
+  else if ((t.pipe && t.pipe->failure_seen()) || t.traceback_seen || FailureMayBeOpen(t))
+    wait = traceback_settle_;
+  if (wait < quiet_gap_ && Unfinished(t))
     wait = std::min(quiet_gap_, std::max(wait, kUnfinishedSettle));
   return wait;
 }
@@ -1706,8 +1733,14 @@ void Daemon::Tick() {
     if (t->queued || DueAt(*t) > now) continue;  // unread bytes first
     if (t->kind == Tail::Kind::kPendingCopy) {
       DecidePendingCopy(*t, true);
-    } else if (SettleOf(*t) < quiet_gap_ && now < t->last_data + Seconds(quiet_gap_) &&
-               ProcessAlive(*t)) {
+      continue;
+    }
+    if (FailureMayBeOpen(*t)) {
+      FlushOpenEvents(*t);
+      if (DueAt(*t) > now) continue;  // no failure in it: the quiet gap
+    }
+    if (SettleOf(*t) < quiet_gap_ && now < t->last_data + Seconds(quiet_gap_) &&
+        ProcessAlive(*t)) {
       t->held_until = now + kAliveRecheck;
     } else {
       FinishEpoch(*t, SettleOf(*t) < quiet_gap_ ? "failure" : "quiet gap");
@@ -1759,13 +1792,15 @@ void Daemon::Shutdown() {
   }
   orphans_.clear();
   // A complete failure is written now rather than waiting for its settle time in the next
-  // life (which would start that wait again): a fatal line, or a traceback that reached its
-  // exception line and whose process is not seen alive. The stream ends here; the next life
-  // starts after it, as after a settle.
+  // life (which would start that wait again): a fatal line (also one in a multi-line event still
+  // open, which is flushed to find it), or a traceback that reached its exception line and whose
+  // process is not seen alive. The stream ends here; the next life starts after it, as after a
+  // settle.
   for (auto& [id, t] : tails_) {
-    if (t->kind != Tail::Kind::kLive || !t->Holding() || SettleOf(*t) >= quiet_gap_ ||
-        TracebackUnfinished(t->last_line) || ProcessAlive(*t))
+    if (t->kind != Tail::Kind::kLive || !t->Holding() || Unfinished(*t) || ProcessAlive(*t))
       continue;
+    if (FailureMayBeOpen(*t)) FlushOpenEvents(*t);
+    if (!t->Holding() || SettleOf(*t) >= quiet_gap_) continue;
     FinishEpoch(*t, "stop");
   }
   ready_.clear();

@@ -56,6 +56,14 @@ bool StreamPipeline::Settled() const {
   return !untaken_ && stream_->idle() && analyzer_->idle();
 }
 
+void StreamPipeline::Flush(const std::string& source_name) {
+  current_source_ = &source_name;
+  stream_->Flush();
+  current_source_ = nullptr;
+}
+
+bool StreamPipeline::assembling() const { return stream_->assembling(); }
+
 std::vector<core::Incident> StreamPipeline::Finish(std::string_view rest,
                                                    const std::string& source_name) {
   current_source_ = &source_name;

@@ -34,6 +34,12 @@ class StreamPipeline {
   // True when nothing is held: no multi-line event and no incident is open, nothing untaken.
   // Restarting a fresh pipeline here loses nothing and repeats nothing.
   bool Settled() const;
+  // The file went quiet: the multi-line events still open (a faulthandler dump or a C++
+  // terminate report, which nothing after them has closed) go to the analyzer now, as the end
+  // of input would close them, and the stream goes on. Their failure, if any, is then seen.
+  void Flush(const std::string& source_name);
+  // A multi-line event is open (the analyzer has not seen it yet).
+  bool assembling() const;
   // End of this file's input (quiet gap, file gone, --once): `rest` (a final line without its
   // end, may be empty) is fed, everything open is closed and returned with what was not taken.
   std::vector<core::Incident> Finish(std::string_view rest, const std::string& source_name);

@@ -1,6 +1,7 @@
-// `triage watch` with its default timers: how soon a crash is stored (a traceback as well as a
-// fatal line), what is not a crash (a caught exception the service survives), SIGTERM, and
-// the guards around the database (one daemon per database; a database deleted under it).
+// `triage watch` with its default timers: how soon a crash is stored (a traceback, a fatal line,
+// and the multi-line reports of native crashes in several languages), what is not a crash (a
+// caught exception the service survives), SIGTERM, and the guards around the database (one
+// daemon per database; a database deleted under it).
 #include <signal.h>
 #include <unistd.h>
 
@@ -125,6 +126,182 @@ TEST_F(CrashTest, AHandlerTracebackThatEndsTheFileIsStoredWithinTwoSeconds) {
       std::chrono::steady_clock::now() - start);
   EXPECT_LT(ms.count(), 2000);
   EXPECT_EQ(w.Stop(SIGTERM), 0);
+}
+
+// A crash reported over several lines by something other than a Python traceback. Its fatal
+// line sits in a multi-line event (the faulthandler dump and the C++ terminate report are blocks
+// the assembler holds open for lines that may still belong to them), or is followed by indented
+// frames that no open event holds (Go's goroutine dump, glog's and Rust's stacks): either way the
+// file goes quiet with no sign that more is coming, and the crash is written within 2 s, as one
+// incident ("Crash latency").
+struct NativeCrash {
+  const char* name;
+  std::string text;
+  size_t split;  // lines in the first of two writes (its end inside the report)
+};
+
+void PrintTo(const NativeCrash& crash, std::ostream* os) { *os << crash.name; }
+
+// CPython's faulthandler after a segfault in an extension, as Python 3.10+ writes it.
+std::string FaulthandlerDump() {
+  return "2026-11-02 09:24:00 INFO starting worker\n"
+         "Fatal Python error: Segmentation fault\n"
+         "\n"
+         "Current thread 0x00007f3b2c1ff740 (most recent call first):\n"
+         "  File \"/app/crash.py\", line 12 in crash\n"
+         "  File \"/app/crash.py\", line 20 in <module>\n"
+         "\n"
+         "Extension modules: numpy.core._multiarray_umath, torch._C (total: 2)\n";
+}
+
+std::vector<NativeCrash> NativeCrashes() {
+  return {
+      {"FaulthandlerDump", FaulthandlerDump(), 5},
+      {"FaulthandlerDumpAndTheShellsLine", FaulthandlerDump() + "Segmentation fault (core dumped)\n",
+       5},
+      {"GoPanic",
+       "2026/11/02 09:24:00 serving on :8080\n"
+       "panic: runtime error: invalid memory address or nil pointer dereference\n"
+       "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x6f3a2b]\n"
+       "\n"
+       "goroutine 1 [running]:\n"
+       "main.(*Server).handle(0x0, {0x7d1c40, 0xc0000a6000})\n"
+       "\t/app/server.go:42 +0x2b\n"
+       "main.main()\n"
+       "\t/app/main.go:17 +0x45\n",
+       6},
+      {"CxxTerminate",
+       "2026-11-02 09:24:00 INFO loading model\n"
+       "terminate called after throwing an instance of 'std::runtime_error'\n"
+       "  what():  failed to open /models/weights.bin\n"
+       "Aborted (core dumped)\n",
+       2},
+      {"GlibcBacktrace",
+       "2026-11-02 09:24:00 INFO step 100\n"
+       "*** Process received signal ***\n"
+       "Signal: Segmentation fault (11)\n"
+       "Signal code: Address not mapped (1)\n"
+       "Failing at address: (nil)\n"
+       "[ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f3b2c042520]\n"
+       "[ 1] /app/libkernels.so(_ZN7kernels6launchEv+0x1c)[0x7f3b2a10b12c]\n"
+       "[ 2] /app/server(main+0x45)[0x55d4c3a01245]\n"
+       "*** End of error message ***\n",
+       6},
+      {"GlogCheckFailure",
+       "I1201 16:16:57.100000  4242 server.cc:88] serving\n"
+       "F1201 16:16:57.123456  4242 cuda_driver.cc:152] Check failed: status == CUDA_SUCCESS "
+       "(2 vs. 0)\n"
+       "*** Check failure stack trace: ***\n"
+       "    @     0x7f3b2c1ff740  google::LogMessage::Fail()\n"
+       "    @     0x7f3b2c1ff800  google::LogMessage::SendToLog()\n"
+       "    @     0x55d4c3a01245  main\n",
+       4},
+      {"RustPanic",  // RUST_BACKTRACE=full: no closing note
+       "2026-11-02T09:24:00Z INFO server: listening on 0.0.0.0:8000\n"
+       "thread 'main' panicked at src/main.rs:12:5:\n"
+       "called `Option::unwrap()` on a `None` value\n"
+       "stack backtrace:\n"
+       "   0:     0x55d4c3a01245 - std::panicking::begin_panic_handler\n"
+       "                               at /rustc/07dca489/library/std/src/panicking.rs:645:5\n"
+       "   1:     0x55d4c3a01300 - server::main\n"
+       "                               at ./src/main.rs:12:5\n",
+       5},
+  };
+}
+
+class NativeCrashTest : public CrashTest, public ::testing::WithParamInterface<NativeCrash> {
+ protected:
+  // Writes `parts` to one file, `pause` apart; expects one native.crash incident stored within
+  // 2 s of the last write, and no other within the settle times after it.
+  void ExpectOneIncidentSoon(const std::vector<std::string>& parts,
+                             std::chrono::milliseconds pause) {
+    WatchProcess w(tmp_.path(), Args());
+    ASSERT_TRUE(Running(w)) << w.Log();
+    fs::path log = dir_ / "crash.log";
+    auto last_write = std::chrono::steady_clock::now();
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (k) std::this_thread::sleep_for(pause);
+      Append(log, {parts[k]}, 0, 1);
+      last_write = std::chrono::steady_clock::now();
+    }
+    ASSERT_TRUE(WaitUntil([&] { return Stored() >= 1; }, 12s)) << w.Log();
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - last_write);
+    EXPECT_LT(ms.count(), 2000);
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
+    EXPECT_EQ(CauseOccurrences(db_).count("native.crash"), 1u) << ToString(CauseOccurrences(db_));
+    EXPECT_EQ(w.Stop(SIGTERM), 0);
+  }
+};
+
+TEST_P(NativeCrashTest, IsStoredWithinTwoSecondsOfTheFileGoingQuiet) {
+  ExpectOneIncidentSoon({GetParam().text}, 0ms);
+}
+
+TEST_P(NativeCrashTest, WrittenInTwoWritesIsOneIncident) {
+  const std::string& text = GetParam().text;
+  size_t cut = 0;
+  for (size_t k = 0; k < GetParam().split; ++k) cut = text.find('\n', cut) + 1;
+  ExpectOneIncidentSoon({text.substr(0, cut), text.substr(cut)}, 300ms);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, NativeCrashTest, ::testing::ValuesIn(NativeCrashes()),
+                         [](const ::testing::TestParamInfo<NativeCrash>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST_F(CrashTest, ADumpPausedInsideItsFramesWaitsForTheRestAndIsOneIncident) {
+  WatchProcess w(tmp_.path(), Args());
+  ASSERT_TRUE(Running(w)) << w.Log();
+  fs::path log = dir_ / "worker.log";
+  std::string dump = FaulthandlerDump();
+  size_t cut = dump.find("  File \"/app/crash.py\", line 20");  // after the first frame
+  Append(log, {dump.substr(0, cut)}, 0, 1);
+  std::this_thread::sleep_for(1500ms);  // longer than the traceback settle time
+  EXPECT_EQ(Stored(), 0);
+  Append(log, {dump.substr(cut)}, 0, 1);
+  ASSERT_TRUE(WaitUntil([&] { return Stored() >= 1; }, 5s)) << w.Log();
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
+  EXPECT_EQ(w.Stop(SIGTERM), 0);
+}
+
+TEST_F(CrashTest, AnOpenBlockWithoutAFailureWaitsForTheQuietGap) {
+  WatchProcess w(tmp_.path(), Args());
+  ASSERT_TRUE(Running(w)) << w.Log();
+  // A CUDA error and its advice lines: a block, and an error, but no fatal line.
+  Append(dir_ / "server.log",
+         {"2026-11-02 09:24:00 INFO step 100\n"
+          "CUDA error: an illegal memory access was encountered\n"
+          "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+          "stacktrace below might be incorrect.\n"
+          "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"},
+         0, 1);
+  std::this_thread::sleep_for(3s);
+  EXPECT_EQ(Stored(), 0) << ToString(CauseOccurrences(db_)) << w.Log();
+  EXPECT_EQ(w.Stop(SIGTERM), 0);
+  EXPECT_EQ(Stored(), 0) << ToString(CauseOccurrences(db_));
+}
+
+TEST_F(CrashTest, SigtermWritesADumpThatNothingClosedBeforeExiting) {
+  // Settle times longer than the test: only the stop can write it.
+  std::vector<std::string> args = Args();
+  args.insert(args.begin(), {"--settle", "600"});
+  WatchProcess w(tmp_.path(), args);
+  ASSERT_TRUE(Running(w)) << w.Log();
+  fs::path log = dir_ / "worker.log";
+  Append(log, {FaulthandlerDump()}, 0, 1);
+  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db_, "bytes") >= int64_t(FileSize(log)); },
+                        10s));
+  EXPECT_EQ(Stored(), 0);
+  EXPECT_EQ(w.Stop(SIGTERM), 0);
+  EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
+  // The next life does not write it again.
+  WatchProcess again(tmp_.path(), args);
+  ASSERT_TRUE(Running(again)) << again.Log();
+  EXPECT_EQ(again.Stop(SIGTERM), 0);
+  EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
 }
 
 TEST_F(CrashTest, ASecondWatchOnTheSameDatabaseRefuses) {

@@ -114,6 +114,9 @@ class EventStream {
   // still in pieces (a CRI `P` line) stay held; a source's first bytes, held until they show
   // how its lines end, are framed by the way they show then.
   void Flush();
+  // True while a multi-line event is open: lines that may still belong to it are awaited, and
+  // the event has not reached the sink (Flush hands it over).
+  bool assembling() const;
   const IngestCounters& counters() const;
   // True when the stream holds nothing of what it was fed: no partial line, no open multi-line
   // event, no event held back. A new stream started at this byte yields the same events from

@@ -14,10 +14,14 @@
 //   - Incidents go to the store as soon as they close: at once when the analyzer closes them;
 //     after a fatal line once the file has been quiet for `settle_seconds` (0.5 s); after a
 //     traceback once it has been quiet for `traceback_settle_seconds` (1 s) with no line that
-//     shows the process at work (a caught exception is dropped by such a line), longer while
-//     the last line is inside an unfinished traceback or the traceback's process (a pid in its
-//     prefix) still runs here and holds the file open; else once the file has been quiet for
-//     `quiet_gap_seconds` (default 300 s, the configuration's [watch] quiet_gap). Closing at
+//     shows the process at work (a caught exception is dropped by such a line); a multi-line
+//     event still open when the file goes quiet (a faulthandler dump or a C++ terminate report
+//     that no later line has closed) is handed to the analyzer after that 1 s too, and its
+//     fatal line, if it holds one, is written then. These wait longer while the last line is
+//     the unfinished inside of an open multi-line event (a traceback's frame, a dump's frame),
+//     or while the traceback's process (a pid in its prefix) still runs here and holds the file
+//     open; else once the file has been quiet for `quiet_gap_seconds` (default 300 s, the
+//     configuration's [watch] quiet_gap). Closing at
 //     either point ends the file's stream there, as the end of a file ends it for `analyze`: a
 //     signal of another process of that file still waiting for a failure is dropped with it.
 //   - Exactly once: a file's checkpoint only ever moves to an offset where its pipeline holds
@@ -35,9 +39,10 @@
 //     the old offset with the same first 1 KiB is not seen as truncated; a checkpoint whose file
 //     was replaced by one with the same inode number on a file system without birth times is
 //     trusted.
-//   - SIGTERM and SIGINT write every complete failure (a fatal line, a traceback that reached its
-//     exception line), commit what has closed with the checkpoints and return; SIGHUP reloads
-//     the configuration and the rules (broken rules keep the old ones, and the error is logged).
+//   - SIGTERM and SIGINT write every complete failure (a fatal line, also one inside a multi-line
+//     event still open, a traceback that reached its exception line), commit what has closed
+//     with the checkpoints and return; SIGHUP reloads the configuration and the rules (broken
+//     rules keep the old ones, and the error is logged).
 //   - With verification on, a background thread runs the verifiers for each new incident, rate
 //     limited, and adds the verdicts to the store; ingestion never waits for it.
 //   - A heartbeat with counters is written to the store (read by `triage status`).
@@ -123,9 +128,11 @@ struct WatchOptions {
   double settle_seconds = 0.5;
   // After a traceback (no fatal line): the same, once the file has been quiet this long (at
   // least settle_seconds) with no line showing the process at work, which cancels it (a caught
-  // exception). Either time extends (to 10 s, at most the quiet gap) while the last line
-  // written is inside a traceback (a frame, a chain header), and a traceback whose process
-  // (a pid in its prefix) still runs here and holds the file open waits for the quiet gap.
+  // exception); a multi-line event still open when the file goes quiet is flushed to the
+  // analyzer after this long too. Either time extends (to 10 s, at most the quiet gap) while the
+  // last line written is the inside of a multi-line event still open (a traceback's frame or
+  // chain header, a faulthandler dump's frame), and a traceback whose process (a pid in its
+  // prefix) still runs here and holds the file open waits for the quiet gap.
   double traceback_settle_seconds = 1;
   // Run the verifiers for new incidents (also on when the configuration's [verify] enabled is).
   // Not with `once`: a catch-up run does not wait for checks.
