@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -257,6 +258,10 @@ struct Tail {
   std::string name;
   std::string path;
   std::string rel;  // relative to its watched root
+  // The name of the content read (SourceCheckpoint::file_id), given to its incidents: kept
+  // through renames and restarts, taken over by the copy of a copytruncate, new when the file
+  // starts again (a new file, a truncation).
+  uint64_t file_id = 0;
 
   uint64_t read_offset = 0;     // next byte to read
   std::string partial;          // bytes read after the last line end (not fed)
@@ -347,7 +352,14 @@ class Daemon {
   // Tails.
   void OpenTail(const Folder& folder, const std::string& name, const std::string& rel, int fd,
                 const struct stat& st, bool startup);
-  uint64_t StartOffset(int fd, const std::string& path, const struct stat& st);
+  // Where a file found by the startup scan resumes, and the file_id of what it resumes (0: it
+  // starts anew).
+  struct Resume {
+    uint64_t offset = 0;
+    uint64_t file_id = 0;
+  };
+  Resume StartOffset(int fd, const std::string& path, const struct stat& st);
+  uint64_t NewFileId();
   void IndexTail(Tail& t);
   // A tail opened through a symbolic link: its target's folder is watched for its writes.
   void FollowLink(const Tail& t);
@@ -421,6 +433,7 @@ class Daemon {
   std::map<int, Folder> folders_;                 // by watch descriptor (or a fake id in --once)
   std::map<std::string, int> folder_by_path_;
   int next_fake_wd_ = -2;
+  std::mt19937_64 file_ids_;  // seeded at start
   std::map<FileId, std::unique_ptr<Tail>> tails_;  // live and pending copies, by file identity
   std::vector<std::unique_ptr<Tail>> orphans_;     // renamed away or deleted, being finished
   std::unordered_map<std::string, FileId> by_path_;
@@ -540,6 +553,8 @@ core::AnalyzerOptions Daemon::AnalyzerOpts() const {
 
 Status Daemon::Start() {
   started_at_ = NowUtc();
+  std::random_device seed;
+  file_ids_.seed((uint64_t(seed()) << 32) ^ seed());
   if (!opts_.once) {
     // First, so that a signal during start-up (rules compiling, a long first scan) is handled
     // once the loop runs rather than killing the process. --once never runs the loop: its
@@ -918,7 +933,7 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
 //     no longer starts with those bytes (it was truncated); when the original still does, this
 //     is a plain copy whose bytes the original gives: from its end;
 //   - else from its start.
-uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat& st) {
+Daemon::Resume Daemon::StartOffset(int fd, const std::string& path, const struct stat& st) {
   const FileId id = IdOf(st);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const store::SourceCheckpoint* own = nullptr;
@@ -929,14 +944,14 @@ uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat&
   if (own) {
     int64_t born = BirthTime(fd);
     int64_t written = ParseUtc(own->updated_at);
-    if (born >= 0 && written >= 0 && born > written) return 0;
+    if (born >= 0 && written >= 0 && born > written) return {};
     if (size < own->offset) {
       ++counters_.truncations;
       Info("file.truncated", {{"path", path}, {"checkpoint", std::to_string(own->offset)},
                               {"size", std::to_string(size)}});
-      return 0;
+      return {};
     }
-    return own->offset;
+    return {own->offset, own->file_id};
   }
   const store::SourceCheckpoint* origin = nullptr;
   for (const auto& cp : saved_) {
@@ -946,7 +961,7 @@ uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat&
         (cp.head_len == origin->head_len && cp.updated_at > origin->updated_at))
       origin = &cp;
   }
-  if (!origin || size < origin->offset) return 0;
+  if (!origin || size < origin->offset) return {};
   // Does the original still hold these bytes? Then they are read from it.
   bool original_holds = false;
   if (origin->dev != 0) {
@@ -963,7 +978,16 @@ uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat&
   }
   Info("file.copy", {{"path", path}, {"of", origin->path},
                      {"from", std::to_string(original_holds ? size : origin->offset)}});
-  return original_holds ? size : origin->offset;
+  // A copy that goes on where the original's checkpoint was holds the original's content read
+  // on; a plain copy's bytes are the original's to read, so what it gets later is its own.
+  if (original_holds) return {size, 0};
+  return {origin->offset, origin->file_id};
+}
+
+uint64_t Daemon::NewFileId() {
+  uint64_t id = 0;
+  while (id == 0) id = file_ids_();  // 0 is "none"
+  return id;
 }
 
 void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::string& rel,
@@ -977,7 +1001,9 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
   t->path = JoinPath(folder.path, name);
   t->rel = rel;
   t->head = ReadAt(fd, 0, kHeadBytes);
-  uint64_t start = startup ? StartOffset(fd, t->path, st) : 0;
+  const Resume resume = startup ? StartOffset(fd, t->path, st) : Resume{};
+  const uint64_t start = resume.offset;
+  t->file_id = resume.file_id != 0 ? resume.file_id : NewFileId();
   t->read_offset = t->settled_offset = t->committed_offset = start;
   t->lines = start ? CountLines(fd, start) : 0;
 
@@ -1228,7 +1254,10 @@ void Daemon::NoteLines(Tail& t, std::string_view lines) {
 }
 
 void Daemon::AfterFeed(Tail& t) {
-  for (auto& inc : t.pipe->TakeClosed()) t.closed.push_back(std::move(inc));
+  for (auto& inc : t.pipe->TakeClosed()) {
+    inc.file_id = t.file_id;
+    t.closed.push_back(std::move(inc));
+  }
   if (t.partial_fed || !t.pipe->Settled()) {
     // A service that fails without pause never lets its pipeline settle: the incidents that
     // closed meanwhile would wait in memory (and out of the store) for ever. Past a bound the
@@ -1267,6 +1296,7 @@ void Daemon::QueueCheckpoint(const Tail& t) {
   cp.offset = t.settled_offset;
   cp.head_len = t.head.size();
   cp.head_hash = HeadHash(t.head);
+  cp.file_id = t.file_id;
   pending_checkpoints_[t.id] = cp;
 }
 
@@ -1304,6 +1334,7 @@ void Daemon::OnTruncated(Tail& t, uint64_t size) {
                           {"copy", copy ? copy->path : "-"}});
   if (copy) {
     copy->kind = Tail::Kind::kLive;
+    copy->file_id = t.file_id;
     copy->read_offset = t.fed_offset();
     copy->lines = t.lines;
     copy->pipe = std::move(t.pipe);
@@ -1324,6 +1355,7 @@ void Daemon::OnTruncated(Tail& t, uint64_t size) {
   t.read_offset = t.settled_offset = t.committed_offset = 0;
   t.lines = 0;
   t.head.clear();
+  t.file_id = NewFileId();
   NewPipeline(t);
   QueueCheckpoint(t);
   ScheduleCommit(std::chrono::milliseconds(0));
@@ -1364,8 +1396,10 @@ void Daemon::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
   t.closed.clear();
   keep_partial = keep_partial && !t.partial_fed;
   for (auto& inc : t.pipe->Finish(keep_partial ? std::string_view() : std::string_view(t.partial),
-                                  t.path))
+                                  t.path)) {
+    inc.file_id = t.file_id;
     all.push_back(std::move(inc));
+  }
   if (!keep_partial) t.partial.clear();
   t.partial_fed = false;
   t.settled_offset = t.fed_offset();

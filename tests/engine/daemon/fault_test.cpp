@@ -204,5 +204,39 @@ TEST_F(FaultTest, CopytruncateRightAfterAStartLosesNothing) {
   }
 }
 
+// Trial 15's case: a log deleted and written again with a crash whose failing line has no time,
+// at the same lines as the deleted file's crash (here byte for byte the same file): the new
+// file's crash is a second occurrence. Each is read once: neither a restart nor a rename of the
+// new file counts it again.
+TEST_F(FaultTest, ACrashWrittenAgainInARecreatedFileCountsAgain) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "segv.log";
+  fs::create_directories(dir);
+  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
+                                   "3600", "--heartbeat", "0.05", "--log-level", "debug",
+                                   dir.string()};
+  auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
+  const std::vector<std::string> crash = {Crash(2, 0)};
+  Append(live, crash, 0, 1);
+  {
+    WatchProcess w(tmp_.path(), args);
+    ASSERT_TRUE(WaitUntil([&] { return stored() == 1; }, 20s)) << w.Log();
+    fs::remove(live);
+    Append(live, crash, 0, 1);
+    ASSERT_TRUE(WaitUntil([&] { return stored() == 2; }, 20s)) << w.Log();
+    // The deleted file finished (its checkpoint forgotten): the restart finds the new file's.
+    ASSERT_TRUE(WaitUntil([&] { return w.Log().find("why=gone") != std::string::npos; }, 20s))
+        << w.Log();
+    EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
+  }
+  WatchProcess w(tmp_.path(), args);
+  std::this_thread::sleep_for(300ms);  // a crash read again would show now
+  EXPECT_EQ(stored(), 2) << w.Log();
+  fs::rename(live, dir / "segv.log.1");
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"native.crash", 2}}))
+      << w.Log();
+}
+
 }  // namespace
 }  // namespace triage::daemon::testing
