@@ -363,6 +363,8 @@ class Daemon {
   void IndexTail(Tail& t);
   // A tail opened through a symbolic link: its target's folder is watched for its writes.
   void FollowLink(const Tail& t);
+  const Tail* CopyOrigin(const std::string& folder, const std::string& name,
+                         const std::string& head) const;
   void UnindexTail(Tail& t);
   void MakeOrphan(Tail& t, const char* why);
   void MarkReady(Tail& t);
@@ -829,6 +831,10 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
       names.emplace_back(e->d_name);
     }
     closedir(dir);
+    // Live names first: a file that appeared under a rotation name is then compared with the
+    // file now under its base name (a copy of it, OpenTail), not with one that name had before.
+    std::stable_partition(names.begin(), names.end(),
+                          [](const std::string& n) { return RotationBase(n) == n; });
     std::string prefix = folder.path == folder.root
                              ? std::string()
                              : folder.path.substr(folder.root.size() +
@@ -1011,15 +1017,10 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
   // that file's first bytes, is likely its copy (logrotate copytruncate): its bytes are the
   // original's, already read or about to be. It waits until the original is truncated.
   if (!startup && RotationBase(name) != name) {
-    auto origin = by_path_.find(JoinPath(folder.path, RotationBase(name)));
-    if (origin != by_path_.end()) {
-      Tail& o = *tails_.at(origin->second);
-      if (!o.head.empty() && SamePrefix(o.head, t->head) &&
-          !(t->head.empty() && o.read_offset == 0)) {
-        t->kind = Tail::Kind::kPendingCopy;
-        t->copy_of = o.id;
-        t->origin_head = o.head;
-      }
+    if (const Tail* o = CopyOrigin(folder.path, name, t->head)) {
+      t->kind = Tail::Kind::kPendingCopy;
+      t->copy_of = o->id;
+      t->origin_head = o->head;
     }
   }
   NewPipeline(*t);
@@ -1035,6 +1036,31 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
         {"copy", ref.kind == Tail::Kind::kPendingCopy ? "maybe" : "no"}}});
   if (ref.kind != Tail::Kind::kPendingCopy) MarkReady(ref);
   FollowLink(ref);
+}
+
+// The file that one appearing as `name` (a rotation name) in `folder` and starting with `head`
+// is likely a copy of: the file under the base name, else (it was renamed in the same look at
+// the folder: a rotation right after a copytruncate) a file of the other rotation names whose
+// first bytes these are. An empty new file (a copy whose bytes are still to come) is taken for
+// a copy of the base name's file only, whether that file was read yet or not.
+const Tail* Daemon::CopyOrigin(const std::string& folder, const std::string& name,
+                               const std::string& head) const {
+  const std::string base = RotationBase(name);
+  auto like = [&](const Tail& o) {
+    return o.kind == Tail::Kind::kLive && !o.head.empty() && SamePrefix(o.head, head);
+  };
+  if (auto b = by_path_.find(JoinPath(folder, base)); b != by_path_.end()) {
+    const Tail& o = *tails_.at(b->second);
+    if (like(o)) return &o;
+  }
+  if (head.empty()) return nullptr;
+  const Tail* best = nullptr;
+  for (const auto& [id, o] : tails_) {
+    if (o->folder != folder || o->name == name || RotationBase(o->name) != base || !like(*o))
+      continue;
+    if (!best || o->head.size() > best->head.size()) best = o.get();
+  }
+  return best;
 }
 
 void Daemon::FollowLink(const Tail& t) {
@@ -1179,6 +1205,12 @@ bool Daemon::ReadTail(Tail& t, size_t budget) {
         OnTruncated(t, static_cast<uint64_t>(st.st_size));
         return true;  // read again from its start, next turn
       }
+    } else if (!t.head.empty() && ReadAt(t.fd, 0, t.head.size()) != t.head) {
+      // Past the head only the file's first bytes, read again after these, tell whether it was
+      // truncated and written again before these were read: then these may be new lines at an
+      // old offset (lines of the same lengths), not the rest of what the head began.
+      OnTruncated(t, static_cast<uint64_t>(st.st_size));
+      return true;
     }
     // The head grows from the bytes read (never from a second read of the file, which a
     // truncation between the two would make disagree with what was analysed).

@@ -204,6 +204,82 @@ TEST_F(FaultTest, CopytruncateRightAfterAStartLosesNothing) {
   }
 }
 
+// Trial 46's case: a copytruncate, then a rename rotation of the truncated file, both done before
+// the daemon looks at the folder again (here while it is stopped): the copy, under a name that
+// is not the truncated file's new one, is still known for its copy and read once.
+TEST_F(FaultTest, ACopytruncateThenARenameSeenAtOnceReadTheCopyOnce) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log";
+  fs::create_directories(dir);
+  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
+                                   "3600", "--heartbeat", "0.05", dir.string()};
+  auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
+  WatchProcess w(tmp_.path(), args);
+  Append(live, {Crash(1, 0) + Crash(1, 1)}, 0, 1);
+  ASSERT_TRUE(WaitUntil([&] { return stored() == 2; }, 20s)) << w.Log();
+  w.Signal(SIGSTOP);
+  fs::copy_file(live, dir / "trace.log.1");
+  ASSERT_EQ(truncate(live.c_str(), 0), 0);
+  fs::rename(dir / "trace.log.1", dir / "trace.log.2");
+  fs::rename(live, dir / "trace.log.1");
+  w.Signal(SIGCONT);
+  Append(live, {Crash(1, 2)}, 0, 1);
+  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
+  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+}
+
+// Trial 6's case: a copy created empty (its bytes still to come) beside a new file the daemon has
+// not read yet, both seen in one look at the folder, then filled, and the original truncated
+// and written again: the copy is known for a copy, and the original's first crash is read once.
+TEST_F(FaultTest, ACopyCreatedEmptyBeforeItsOriginalWasReadIsACopy) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log",
+                 copy = dir / "trace.log.1";
+  fs::create_directories(dir);
+  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
+                                   "3600", "--heartbeat", "0.05", dir.string()};
+  auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
+  WatchProcess w(tmp_.path(), args);
+  w.Signal(SIGSTOP);
+  Append(live, {Crash(1, 0)}, 0, 1);
+  Append(copy, {}, 0, 0);
+  w.Signal(SIGCONT);
+  ASSERT_TRUE(WaitUntil([&] { return stored() == 1; }, 20s)) << w.Log();
+  Append(copy, {Crash(1, 0)}, 0, 1);
+  ASSERT_EQ(truncate(live.c_str(), 0), 0);
+  Append(live, {Crash(1, 1) + Crash(1, 2)}, 0, 1);
+  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
+  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+}
+
+// Trial 6's other case: a file deleted and written again, then copied under a rotation name,
+// both seen in one look at the folder: the copy is compared with the new file under the base
+// name, not with the deleted one that name had, and known for its copy.
+TEST_F(FaultTest, ACopyOfARecreatedFileSeenWithItIsACopyOfTheNewFile) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log";
+  fs::create_directories(dir);
+  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
+                                   "3600", "--heartbeat", "0.05", dir.string()};
+  auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
+  WatchProcess w(tmp_.path(), args);
+  Append(live, {Crash(1, 0)}, 0, 1);
+  ASSERT_TRUE(WaitUntil([&] { return stored() == 1; }, 20s)) << w.Log();
+  w.Signal(SIGSTOP);
+  fs::remove(live);
+  Append(live, {Crash(1, 1)}, 0, 1);
+  fs::copy_file(live, dir / "trace.log.1");
+  w.Signal(SIGCONT);
+  ASSERT_TRUE(WaitUntil([&] { return stored() == 2; }, 20s)) << w.Log();
+  ASSERT_EQ(truncate(live.c_str(), 0), 0);
+  Append(live, {Crash(1, 2)}, 0, 1);
+  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
+  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+}
+
 // Trial 15's case: a log deleted and written again with a crash whose failing line has no time,
 // at the same lines as the deleted file's crash (here byte for byte the same file): the new
 // file's crash is a second occurrence. Each is read once: neither a restart nor a rename of the
