@@ -2,9 +2,11 @@
 // OOM kill, a Python CUDA OOM traceback, a segfault), rotated by every kind (rename with a
 // `.1 -> .2` chain, copytruncate, delete and recreate), the daemon killed (SIGKILL, SIGTERM) at
 // random points and left down across rotations. At the end every crash written is stored exactly
-// once, per cause. TRIAGE_FAULT_TRIALS sets the number of trials (default 20, each short, to keep
-// the suite quick on 2 cores; 50 or more for a soak: trial 32 of 50 once found the copytruncate
-// below, which has its own deterministic test).
+// once, per cause. TRIAGE_FAULT_TRIALS sets the number of trials (default 50, each short, to keep
+// the suite quick on 2 cores; more for a soak). A trial that once failed has its own
+// deterministic test below (trial 32: a copytruncate right after a start; 46 and 6: a copy seen
+// in one look at the folder with a rename of its original or with a new file under its name;
+// 15: a file deleted and written again with the same crash at the same lines).
 #include <signal.h>
 #include <unistd.h>
 
@@ -44,8 +46,8 @@ std::string Crash(int k, int n) {
 
 int Trials() {
   const char* e = std::getenv("TRIAGE_FAULT_TRIALS");
-  int n = e ? std::atoi(e) : 20;
-  return n > 0 ? n : 20;
+  int n = e ? std::atoi(e) : 50;
+  return n > 0 ? n : 50;
 }
 
 class FaultTest : public ::testing::Test {
@@ -57,15 +59,8 @@ class FaultTest : public ::testing::Test {
   TempDir tmp_;
 };
 
-// DISABLED: a known fault remains. Since occurrences are known by their content (schema 6), a
-// traceback read twice after a copytruncate across kills (what trial 6 once showed) is counted
-// once, and trials 0 to 14 hold; trial 15 stores 11 native.crash for 12 written: it deletes
-// segv.log and recreates it with one crash whose failing line carries no time, at the same
-// lines of a file of the same name as the first crash of the deleted file, which the store
-// cannot tell from that crash read again (the file's identity is not part of an occurrence
-// yet). Run it on purpose with --gtest_also_run_disabled_tests (TRIAGE_FAULT_TRIALS,
-// TRIAGE_FAULT_FIRST=15 to replay).
-TEST_F(FaultTest, DISABLED_RandomRotationsAndKillsLoseNothingAndCountNothingTwice) {
+// TRIAGE_FAULT_FIRST=N starts at trial N, to replay a reported one (with TRIAGE_FAULT_TRIALS=1).
+TEST_F(FaultTest, RandomRotationsAndKillsLoseNothingAndCountNothingTwice) {
   const int trials = Trials();
   int total_written = 0, kills = 0, terms = 0, rotations = 0;
   // TRIAGE_FAULT_FIRST: the first trial (to replay a reported one: its seed is 1000 + trial).
@@ -161,9 +156,13 @@ TEST_F(FaultTest, DISABLED_RandomRotationsAndKillsLoseNothingAndCountNothingTwic
   RecordProperty("trials", trials);
   RecordProperty("crashes", total_written);
   EXPECT_GT(total_written, trials);
-  EXPECT_GT(kills, 0);
-  EXPECT_GT(terms, 0);
-  EXPECT_GT(rotations, trials);
+  // A replay of one trial may neither kill nor rotate; a whole run does both, about one rotation
+  // a trial (0.8 to 1.1 for each 50 trials of the first 200).
+  if (trials >= 10) {
+    EXPECT_GT(kills, 0);
+    EXPECT_GT(terms, 0);
+    EXPECT_GT(rotations, trials / 2);
+  }
 }
 
 // Trial 32's case: a file copytruncated right after a daemon start, before (or while) the
