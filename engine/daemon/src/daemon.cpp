@@ -364,7 +364,7 @@ class Daemon {
   // A tail opened through a symbolic link: its target's folder is watched for its writes.
   void FollowLink(const Tail& t);
   const Tail* CopyOrigin(const std::string& folder, const std::string& name,
-                         const std::string& head) const;
+                         const std::string& head);
   void UnindexTail(Tail& t);
   void MakeOrphan(Tail& t, const char* why);
   void MarkReady(Tail& t);
@@ -1044,13 +1044,17 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
 // first bytes these are. An empty new file (a copy whose bytes are still to come) is taken for
 // a copy of the base name's file only, whether that file was read yet or not.
 const Tail* Daemon::CopyOrigin(const std::string& folder, const std::string& name,
-                               const std::string& head) const {
+                               const std::string& head) {
   const std::string base = RotationBase(name);
   auto like = [&](const Tail& o) {
     return o.kind == Tail::Kind::kLive && !o.head.empty() && SamePrefix(o.head, head);
   };
   if (auto b = by_path_.find(JoinPath(folder, base)); b != by_path_.end()) {
-    const Tail& o = *tails_.at(b->second);
+    Tail& o = *tails_.at(b->second);
+    // Opened empty and not read yet: its first bytes are those it has now, as if it had been
+    // opened now (a truncation before its first read then shows, and the copy holds them).
+    if (o.kind == Tail::Kind::kLive && o.head.empty() && o.read_offset == 0)
+      o.head = ReadAt(o.fd, 0, kHeadBytes);
     if (like(o)) return &o;
   }
   if (head.empty()) return nullptr;

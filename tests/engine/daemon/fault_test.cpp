@@ -253,6 +253,32 @@ TEST_F(FaultTest, ACopyCreatedEmptyBeforeItsOriginalWasReadIsACopy) {
   EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
 }
 
+// Trial 6 again: a file seen created empty, then written and copied before the daemon read it:
+// the copy is compared with what the file holds now, and known for its copy.
+TEST_F(FaultTest, ACopyOfAFileSeenEmptyAndNotReadYetIsACopy) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log";
+  fs::create_directories(dir);
+  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
+                                   "3600", "--heartbeat", "0.05", "--log-level", "debug",
+                                   dir.string()};
+  auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
+  WatchProcess w(tmp_.path(), args);
+  Append(live, {}, 0, 0);
+  ASSERT_TRUE(WaitUntil([&] { return w.Log().find("event=file.open") != std::string::npos; }, 20s))
+      << w.Log();
+  w.Signal(SIGSTOP);
+  Append(live, {Crash(1, 0)}, 0, 1);
+  fs::copy_file(live, dir / "trace.log.1");
+  w.Signal(SIGCONT);
+  ASSERT_TRUE(WaitUntil([&] { return stored() >= 1; }, 20s)) << w.Log();
+  ASSERT_EQ(truncate(live.c_str(), 0), 0);
+  Append(live, {Crash(1, 1) + Crash(1, 2)}, 0, 1);
+  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
+  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+}
+
 // Trial 6's other case: a file deleted and written again, then copied under a rotation name,
 // both seen in one look at the folder: the copy is compared with the new file under the base
 // name, not with the deleted one that name had, and known for its copy.
