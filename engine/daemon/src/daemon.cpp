@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -259,6 +260,10 @@ struct Tail {
   std::string name;
   std::string path;
   std::string rel;  // relative to its watched root
+  // The name of the content read (SourceCheckpoint::file_id), given to its incidents: kept
+  // through renames and restarts, taken over by the copy of a copytruncate, new when the file
+  // starts again (a new file, a truncation).
+  uint64_t file_id = 0;
 
   uint64_t read_offset = 0;     // next byte to read
   std::string partial;          // bytes read after the last line end (not fed)
@@ -363,10 +368,19 @@ class Daemon {
   // Tails.
   void OpenTail(const Folder& folder, const std::string& name, const std::string& rel, int fd,
                 const struct stat& st, bool startup);
-  uint64_t StartOffset(int fd, const std::string& path, const struct stat& st);
+  // Where a file found by the startup scan resumes, and the file_id of what it resumes (0: it
+  // starts anew).
+  struct Resume {
+    uint64_t offset = 0;
+    uint64_t file_id = 0;
+  };
+  Resume StartOffset(int fd, const std::string& path, const struct stat& st);
+  uint64_t NewFileId();
   void IndexTail(Tail& t);
   // A tail opened through a symbolic link: its target's folder is watched for its writes.
   void FollowLink(const Tail& t);
+  const Tail* CopyOrigin(const std::string& folder, const std::string& name,
+                         const std::string& head);
   void UnindexTail(Tail& t);
   void MakeOrphan(Tail& t, const char* why);
   void MarkReady(Tail& t);
@@ -438,6 +452,7 @@ class Daemon {
   std::map<int, Folder> folders_;                 // by watch descriptor (or a fake id in --once)
   std::map<std::string, int> folder_by_path_;
   int next_fake_wd_ = -2;
+  std::mt19937_64 file_ids_;  // seeded at start
   std::map<FileId, std::unique_ptr<Tail>> tails_;  // live and pending copies, by file identity
   std::vector<std::unique_ptr<Tail>> orphans_;     // renamed away or deleted, being finished
   std::unordered_map<std::string, FileId> by_path_;
@@ -557,6 +572,8 @@ core::AnalyzerOptions Daemon::AnalyzerOpts() const {
 
 Status Daemon::Start() {
   started_at_ = NowUtc();
+  std::random_device seed;
+  file_ids_.seed((uint64_t(seed()) << 32) ^ seed());
   if (!opts_.once) {
     // First, so that a signal during start-up (rules compiling, a long first scan) is handled
     // once the loop runs rather than killing the process. --once never runs the loop: its
@@ -831,6 +848,10 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
       names.emplace_back(e->d_name);
     }
     closedir(dir);
+    // Live names first: a file that appeared under a rotation name is then compared with the
+    // file now under its base name (a copy of it, OpenTail), not with one that name had before.
+    std::stable_partition(names.begin(), names.end(),
+                          [](const std::string& n) { return RotationBase(n) == n; });
     std::string prefix = folder.path == folder.root
                              ? std::string()
                              : folder.path.substr(folder.root.size() +
@@ -935,7 +956,7 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
 //     no longer starts with those bytes (it was truncated); when the original still does, this
 //     is a plain copy whose bytes the original gives: from its end;
 //   - else from its start.
-uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat& st) {
+Daemon::Resume Daemon::StartOffset(int fd, const std::string& path, const struct stat& st) {
   const FileId id = IdOf(st);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const store::SourceCheckpoint* own = nullptr;
@@ -946,14 +967,14 @@ uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat&
   if (own) {
     int64_t born = BirthTime(fd);
     int64_t written = ParseUtc(own->updated_at);
-    if (born >= 0 && written >= 0 && born > written) return 0;
+    if (born >= 0 && written >= 0 && born > written) return {};
     if (size < own->offset) {
       ++counters_.truncations;
       Info("file.truncated", {{"path", path}, {"checkpoint", std::to_string(own->offset)},
                               {"size", std::to_string(size)}});
-      return 0;
+      return {};
     }
-    return own->offset;
+    return {own->offset, own->file_id};
   }
   const store::SourceCheckpoint* origin = nullptr;
   for (const auto& cp : saved_) {
@@ -963,7 +984,7 @@ uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat&
         (cp.head_len == origin->head_len && cp.updated_at > origin->updated_at))
       origin = &cp;
   }
-  if (!origin || size < origin->offset) return 0;
+  if (!origin || size < origin->offset) return {};
   // Does the original still hold these bytes? Then they are read from it.
   bool original_holds = false;
   if (origin->dev != 0) {
@@ -980,7 +1001,16 @@ uint64_t Daemon::StartOffset(int fd, const std::string& path, const struct stat&
   }
   Info("file.copy", {{"path", path}, {"of", origin->path},
                      {"from", std::to_string(original_holds ? size : origin->offset)}});
-  return original_holds ? size : origin->offset;
+  // A copy that goes on where the original's checkpoint was holds the original's content read
+  // on; a plain copy's bytes are the original's to read, so what it gets later is its own.
+  if (original_holds) return {size, 0};
+  return {origin->offset, origin->file_id};
+}
+
+uint64_t Daemon::NewFileId() {
+  uint64_t id = 0;
+  while (id == 0) id = file_ids_();  // 0 is "none"
+  return id;
 }
 
 void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::string& rel,
@@ -994,7 +1024,9 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
   t->path = JoinPath(folder.path, name);
   t->rel = rel;
   t->head = ReadAt(fd, 0, kHeadBytes);
-  uint64_t start = startup ? StartOffset(fd, t->path, st) : 0;
+  const Resume resume = startup ? StartOffset(fd, t->path, st) : Resume{};
+  const uint64_t start = resume.offset;
+  t->file_id = resume.file_id != 0 ? resume.file_id : NewFileId();
   t->read_offset = t->settled_offset = t->committed_offset = start;
   t->lines = start ? CountLines(fd, start) : 0;
 
@@ -1002,15 +1034,10 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
   // that file's first bytes, is likely its copy (logrotate copytruncate): its bytes are the
   // original's, already read or about to be. It waits until the original is truncated.
   if (!startup && RotationBase(name) != name) {
-    auto origin = by_path_.find(JoinPath(folder.path, RotationBase(name)));
-    if (origin != by_path_.end()) {
-      Tail& o = *tails_.at(origin->second);
-      if (!o.head.empty() && SamePrefix(o.head, t->head) &&
-          !(t->head.empty() && o.read_offset == 0)) {
-        t->kind = Tail::Kind::kPendingCopy;
-        t->copy_of = o.id;
-        t->origin_head = o.head;
-      }
+    if (const Tail* o = CopyOrigin(folder.path, name, t->head)) {
+      t->kind = Tail::Kind::kPendingCopy;
+      t->copy_of = o->id;
+      t->origin_head = o->head;
     }
   }
   NewPipeline(*t);
@@ -1026,6 +1053,35 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
         {"copy", ref.kind == Tail::Kind::kPendingCopy ? "maybe" : "no"}}});
   if (ref.kind != Tail::Kind::kPendingCopy) MarkReady(ref);
   FollowLink(ref);
+}
+
+// The file that one appearing as `name` (a rotation name) in `folder` and starting with `head`
+// is likely a copy of: the file under the base name, else (it was renamed in the same look at
+// the folder: a rotation right after a copytruncate) a file of the other rotation names whose
+// first bytes these are. An empty new file (a copy whose bytes are still to come) is taken for
+// a copy of the base name's file only, whether that file was read yet or not.
+const Tail* Daemon::CopyOrigin(const std::string& folder, const std::string& name,
+                               const std::string& head) {
+  const std::string base = RotationBase(name);
+  auto like = [&](const Tail& o) {
+    return o.kind == Tail::Kind::kLive && !o.head.empty() && SamePrefix(o.head, head);
+  };
+  if (auto b = by_path_.find(JoinPath(folder, base)); b != by_path_.end()) {
+    Tail& o = *tails_.at(b->second);
+    // Opened empty and not read yet: its first bytes are those it has now, as if it had been
+    // opened now (a truncation before its first read then shows, and the copy holds them).
+    if (o.kind == Tail::Kind::kLive && o.head.empty() && o.read_offset == 0)
+      o.head = ReadAt(o.fd, 0, kHeadBytes);
+    if (like(o)) return &o;
+  }
+  if (head.empty()) return nullptr;
+  const Tail* best = nullptr;
+  for (const auto& [id, o] : tails_) {
+    if (o->folder != folder || o->name == name || RotationBase(o->name) != base || !like(*o))
+      continue;
+    if (!best || o->head.size() > best->head.size()) best = o.get();
+  }
+  return best;
 }
 
 void Daemon::FollowLink(const Tail& t) {
@@ -1170,6 +1226,12 @@ bool Daemon::ReadTail(Tail& t, size_t budget) {
         OnTruncated(t, static_cast<uint64_t>(st.st_size));
         return true;  // read again from its start, next turn
       }
+    } else if (!t.head.empty() && ReadAt(t.fd, 0, t.head.size()) != t.head) {
+      // Past the head only the file's first bytes, read again after these, tell whether it was
+      // truncated and written again before these were read: then these may be new lines at an
+      // old offset (lines of the same lengths), not the rest of what the head began.
+      OnTruncated(t, static_cast<uint64_t>(st.st_size));
+      return true;
     }
     // The head grows from the bytes read (never from a second read of the file, which a
     // truncation between the two would make disagree with what was analysed).
@@ -1245,7 +1307,10 @@ void Daemon::NoteLines(Tail& t, std::string_view lines) {
 }
 
 void Daemon::AfterFeed(Tail& t) {
-  for (auto& inc : t.pipe->TakeClosed()) t.closed.push_back(std::move(inc));
+  for (auto& inc : t.pipe->TakeClosed()) {
+    inc.file_id = t.file_id;
+    t.closed.push_back(std::move(inc));
+  }
   if (t.partial_fed || !t.pipe->Settled()) {
     // A service that fails without pause never lets its pipeline settle: the incidents that
     // closed meanwhile would wait in memory (and out of the store) for ever. Past a bound the
@@ -1291,6 +1356,7 @@ void Daemon::QueueCheckpoint(const Tail& t) {
   cp.offset = t.settled_offset;
   cp.head_len = t.head.size();
   cp.head_hash = HeadHash(t.head);
+  cp.file_id = t.file_id;
   pending_checkpoints_[t.id] = cp;
 }
 
@@ -1328,6 +1394,7 @@ void Daemon::OnTruncated(Tail& t, uint64_t size) {
                           {"copy", copy ? copy->path : "-"}});
   if (copy) {
     copy->kind = Tail::Kind::kLive;
+    copy->file_id = t.file_id;
     copy->read_offset = t.fed_offset();
     copy->lines = t.lines;
     copy->pipe = std::move(t.pipe);
@@ -1348,6 +1415,7 @@ void Daemon::OnTruncated(Tail& t, uint64_t size) {
   t.read_offset = t.settled_offset = t.committed_offset = 0;
   t.lines = 0;
   t.head.clear();
+  t.file_id = NewFileId();
   NewPipeline(t);
   QueueCheckpoint(t);
   ScheduleCommit(std::chrono::milliseconds(0));
@@ -1388,8 +1456,10 @@ void Daemon::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
   t.closed.clear();
   keep_partial = keep_partial && !t.partial_fed;
   for (auto& inc : t.pipe->Finish(keep_partial ? std::string_view() : std::string_view(t.partial),
-                                  t.path))
+                                  t.path)) {
+    inc.file_id = t.file_id;
     all.push_back(std::move(inc));
+  }
   if (!keep_partial) t.partial.clear();
   t.partial_fed = false;
   t.settled_offset = t.fed_offset();

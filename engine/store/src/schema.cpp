@@ -212,8 +212,15 @@ INSERT INTO activity (incident_id, time, action, note)
   WHERE resolved_at IS NOT NULL OR note <> '';
 )sql";
 
+// Version 8: the daemon's name for the file a checkpoint's bytes came from, which an
+// occurrence's key holds (docs/schema.md, "Occurrence identity"). Older rows have none (0): the
+// daemon gives the file one when it reads it next.
+constexpr const char* kToVersion8 = R"sql(
+ALTER TABLE source_checkpoints ADD COLUMN file_id INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr const char* kSteps[] = {kToVersion1, kToVersion2, kToVersion3, kToVersion4,
-                                  kToVersion5, kToVersion6, kToVersion7};
+                                  kToVersion5, kToVersion6, kToVersion7, kToVersion8};
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion);
 
 // PostgreSQL: the schema as this triage writes it, created whole on an empty database at
@@ -338,9 +345,14 @@ CREATE TABLE activity (
 CREATE INDEX activity_by_incident ON activity(incident_id, id);
 )sql";
 
+// Version 8, as SQLite's.
+constexpr const char* kPostgresToVersion8 = R"sql(
+ALTER TABLE source_checkpoints ADD COLUMN file_id BIGINT NOT NULL DEFAULT 0;
+)sql";
+
 // PostgreSQL's steps: kPostgresSteps[i] takes version kPostgresBaseline + i - 1 (the baseline's
 // step: an empty database) to kPostgresBaseline + i.
-constexpr const char* kPostgresSteps[] = {kPostgresToVersion7};
+constexpr const char* kPostgresSteps[] = {kPostgresToVersion7, kPostgresToVersion8};
 static_assert(kPostgresBaseline - 1 + sizeof(kPostgresSteps) / sizeof(kPostgresSteps[0]) ==
               kSchemaVersion);
 

@@ -414,14 +414,23 @@ Status InsertCauses(Db& db, int64_t incident_id, const core::Incident& inc,
 }
 
 // What tells an occurrence from another of the same incident (docs/schema.md, "Occurrence
-// identity"): where it is (its host, its source and line range there), when the log says it
-// was (its own start and end times, when it has them) and what it says (the text of its
-// evidence lines). Read again (a second run over the same file, the rest of an interrupted
-// run, stdin piped again), an occurrence has the same key; the same failure written again,
-// further down the same log, has another.
+// identity"): where it is (its host; the file the daemon read it from, else its source path;
+// its line range there), when the log says it was (its own start and end times, when it has
+// them) and what it says (the text of its evidence lines). Read again (a second run over the
+// same file, the rest of an interrupted run, stdin piped again, the daemon's file under a
+// rotated name or in its copytruncate copy), an occurrence has the same key; the same failure
+// written again, further down the same log or in a new file at the same path, has another.
 std::string OccurrenceKey(const core::Incident& inc) {
   Fnv64 h;
-  h.Add(inc.host).Add(inc.source).Add(inc.first_line).Add(inc.last_line);
+  h.Add(inc.host);
+  // The daemon's name for the file, not its path: a rename or a copy keeps it, a file deleted
+  // and written again at the same path does not.
+  if (inc.file_id != 0) {
+    h.Add(inc.file_id);
+  } else {
+    h.Add(inc.source);
+  }
+  h.Add(inc.first_line).Add(inc.last_line);
   h.Add(inc.started ? "t" + *inc.started : "-").Add(inc.ended ? "t" + *inc.ended : "-");
   // Sorted, so the order the ranker put the causes in (verdicts may change it) does not matter.
   std::set<std::pair<uint64_t, std::string>> lines;
@@ -433,7 +442,7 @@ std::string OccurrenceKey(const core::Incident& inc) {
     for (const auto& sy : c.symptoms) add(sy.evidence);
   }
   for (const auto& [line, text] : lines) h.Add(line).Add(text);
-  return "k1|" + h.Hex();
+  return (inc.file_id != 0 ? "k2|" : "k1|") + h.Hex();
 }
 
 // The key version 5's rule gave an occurrence (kept for incidents stored before version 6).
@@ -601,16 +610,17 @@ Status PutCheckpointRows(Db& db, const std::vector<SourceCheckpoint>& checkpoint
   TRIAGE_PREPARE(st, db,
                  ForDialect(db,
                             "INSERT INTO source_checkpoints (dev, inode, path, \"offset\", "
-                            "head_len, head_hash, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
-                            "ON CONFLICT (dev, inode) DO UPDATE SET path = excluded.path, "
-                            "\"offset\" = excluded.\"offset\", head_len = excluded.head_len, "
-                            "head_hash = excluded.head_hash, updated_at = excluded.updated_at",
-                            "INSERT INTO source_checkpoints (host, dev, inode, path, \"offset\", "
-                            "head_len, head_hash, updated_at) VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, "
-                            "?7) ON CONFLICT (host, dev, inode) DO UPDATE SET path = "
+                            "head_len, head_hash, updated_at, file_id) VALUES (?1, ?2, ?3, ?4, "
+                            "?5, ?6, ?7, ?9) ON CONFLICT (dev, inode) DO UPDATE SET path = "
                             "excluded.path, \"offset\" = excluded.\"offset\", head_len = "
                             "excluded.head_len, head_hash = excluded.head_hash, updated_at = "
-                            "excluded.updated_at"));
+                            "excluded.updated_at, file_id = excluded.file_id",
+                            "INSERT INTO source_checkpoints (host, dev, inode, path, \"offset\", "
+                            "head_len, head_hash, updated_at, file_id) VALUES (?8, ?1, ?2, ?3, "
+                            "?4, ?5, ?6, ?7, ?9) ON CONFLICT (host, dev, inode) DO UPDATE SET "
+                            "path = excluded.path, \"offset\" = excluded.\"offset\", head_len = "
+                            "excluded.head_len, head_hash = excluded.head_hash, updated_at = "
+                            "excluded.updated_at, file_id = excluded.file_id"));
   TRIAGE_PREPARE(del, db,
                  ForDialect(db, "DELETE FROM source_checkpoints WHERE dev = ?1 AND inode = ?2",
                             "DELETE FROM source_checkpoints WHERE dev = ?1 AND inode = ?2 AND "
@@ -624,7 +634,7 @@ Status PutCheckpointRows(Db& db, const std::vector<SourceCheckpoint>& checkpoint
     }
     st->Bind(1, int64_t(c.dev)).Bind(2, int64_t(c.inode)).Bind(3, c.path);
     st->Bind(4, int64_t(c.offset)).Bind(5, int64_t(c.head_len)).Bind(6, int64_t(c.head_hash));
-    st->Bind(7, now).Bind(8, ThisHost());
+    st->Bind(7, now).Bind(8, ThisHost()).Bind(9, int64_t(c.file_id));
     TRIAGE_TRY(st->Run());
     st->Reset();
   }
@@ -1244,18 +1254,19 @@ Result<std::optional<SourceCheckpoint>> Store::GetCheckpoint(const std::string& 
   TRIAGE_PREPARE(st, db,
                  ForDialect(db,
                             "SELECT path, inode, \"offset\", updated_at, dev, head_len, "
-                            "head_hash FROM source_checkpoints WHERE path = ?1 "
+                            "head_hash, file_id FROM source_checkpoints WHERE path = ?1 "
                             "ORDER BY updated_at DESC LIMIT 1",
                             "SELECT path, inode, \"offset\", updated_at, dev, head_len, "
-                            "head_hash FROM source_checkpoints WHERE path = ?1 AND host = ?2 "
-                            "ORDER BY updated_at DESC LIMIT 1"));
+                            "head_hash, file_id FROM source_checkpoints WHERE path = ?1 AND "
+                            "host = ?2 ORDER BY updated_at DESC LIMIT 1"));
   st->Bind(1, path).Bind(2, ThisHost());
   auto row = st->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<SourceCheckpoint>();
   return std::optional<SourceCheckpoint>(
       SourceCheckpoint{st->Text(0), uint64_t(st->Int(1)), uint64_t(st->Int(2)), st->Text(3),
-                       uint64_t(st->Int(4)), uint64_t(st->Int(5)), uint64_t(st->Int(6))});
+                       uint64_t(st->Int(4)), uint64_t(st->Int(5)), uint64_t(st->Int(6)),
+                       uint64_t(st->Int(7))});
 }
 
 Result<std::vector<SourceCheckpoint>> Store::ListCheckpoints() {
@@ -1263,9 +1274,10 @@ Result<std::vector<SourceCheckpoint>> Store::ListCheckpoints() {
   TRIAGE_PREPARE(st, db,
                  ForDialect(db,
                             "SELECT path, inode, \"offset\", updated_at, dev, head_len, "
-                            "head_hash FROM source_checkpoints ORDER BY path",
+                            "head_hash, file_id FROM source_checkpoints ORDER BY path",
                             "SELECT path, inode, \"offset\", updated_at, dev, head_len, "
-                            "head_hash FROM source_checkpoints WHERE host = ?1 ORDER BY path"));
+                            "head_hash, file_id FROM source_checkpoints WHERE host = ?1 "
+                            "ORDER BY path"));
   st->Bind(1, ThisHost());
   std::vector<SourceCheckpoint> out;
   for (;;) {
@@ -1273,7 +1285,8 @@ Result<std::vector<SourceCheckpoint>> Store::ListCheckpoints() {
     if (!row.ok()) return row.status();
     if (!*row) break;
     out.push_back({st->Text(0), uint64_t(st->Int(1)), uint64_t(st->Int(2)), st->Text(3),
-                   uint64_t(st->Int(4)), uint64_t(st->Int(5)), uint64_t(st->Int(6))});
+                   uint64_t(st->Int(4)), uint64_t(st->Int(5)), uint64_t(st->Int(6)),
+                   uint64_t(st->Int(7))});
   }
   return out;
 }

@@ -2,11 +2,13 @@
 // tests/engine/store/data/) is migrated on open, its incidents intact.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "fixtures.h"
+#include "postgres_server.h"
 #include "triage/store/store.h"
 
 namespace triage::store {
@@ -101,6 +103,7 @@ TEST(StoreMigration, Version1IsMigratedOnOpenWithItsIncidentsIntact) {
   auto cp = store->GetCheckpoint("/var/log/vllm.log");
   ASSERT_TRUE(cp.ok() && cp->has_value());
   EXPECT_EQ((*cp)->offset, 90210u);
+  EXPECT_EQ((*cp)->file_id, 0u) << "version 8: no file named yet";
   auto hb = store->GetHeartbeat();
   ASSERT_TRUE(hb.ok() && hb->has_value());
   EXPECT_EQ((*hb)->counters.at("lines"), 1200);
@@ -151,6 +154,67 @@ TEST(StoreMigration, Version2KeepsItsVerdictsAndTakesTheNewOnes) {
   EXPECT_TRUE(applicable_seen);
   EXPECT_TRUE(reproduced_seen);
 }
+
+// A store as a version-7 triage left it, on either back end: a version-8 one without the column
+// step 8 adds (which is all it adds), with a checkpoint written as version 7 wrote it.
+class StoreMigrationToVersion8 : public testing::BackendTest {
+ protected:
+  bool sqlite() const { return GetParam() == testing::Backend::kSqlite; }
+  // Runs `sql` on the store, outside the store library.
+  void Sql(const std::string& sql) {
+    if (sqlite()) {
+      ExecScript(target(), sql);
+    } else {
+      ASSERT_EQ(testing::PostgresServer::Shared().Sql(target(), sql), 0) << sql;
+    }
+  }
+  void MakeVersion7() {
+    ASSERT_TRUE(Store::Open(target()).ok());
+    Sql(std::string("ALTER TABLE source_checkpoints DROP COLUMN file_id; ") +
+        (sqlite() ? "PRAGMA user_version = 7;" : "UPDATE triage_schema SET version = 7;"));
+    // PostgreSQL's checkpoints are per host: this one's, where the store reads them.
+    char host[256] = {};
+    ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+    Sql(std::string("INSERT INTO source_checkpoints (") + (sqlite() ? "" : "host, ") +
+        "dev, inode, path, \"offset\", head_len, head_hash, updated_at) VALUES (" +
+        (sqlite() ? std::string() : "'" + std::string(host) + "', ") +
+        "2049, 77, '/var/log/app.log', 4096, 64, 12345, '2026-11-02T09:00:00')");
+  }
+};
+
+// Version 8 names the file a checkpoint's bytes came from: a version-7 checkpoint is kept as it
+// was, with no name (0), which the daemon gives it when it next reads the file; a name written
+// now is kept.
+TEST_P(StoreMigrationToVersion8, KeepsTheCheckpointsWithoutAFileId) {
+  MakeVersion7();
+  auto store = Store::Open(target());
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto version = store->SchemaVersion();
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(*version, kSchemaVersion);
+  auto cps = store->ListCheckpoints();
+  ASSERT_TRUE(cps.ok()) << cps.status().message();
+  ASSERT_EQ(cps->size(), 1u);
+  const SourceCheckpoint& cp = cps->at(0);
+  EXPECT_EQ(cp.path, "/var/log/app.log");
+  EXPECT_EQ(cp.dev, 2049u);
+  EXPECT_EQ(cp.inode, 77u);
+  EXPECT_EQ(cp.offset, 4096u);
+  EXPECT_EQ(cp.head_len, 64u);
+  EXPECT_EQ(cp.head_hash, 12345u);
+  EXPECT_EQ(cp.file_id, 0u);
+  SourceCheckpoint named = cp;
+  named.offset = 8192;
+  named.file_id = 99;
+  ASSERT_TRUE(store->PutCheckpoints({named}).ok());
+  cps = store->ListCheckpoints();
+  ASSERT_TRUE(cps.ok());
+  ASSERT_EQ(cps->size(), 1u);
+  EXPECT_EQ(cps->at(0).offset, 8192u);
+  EXPECT_EQ(cps->at(0).file_id, 99u);
+}
+
+TRIAGE_ON_EACH_BACKEND(StoreMigrationToVersion8);
 
 TEST(StoreMigration, ANewerSchemaIsRefused) {
   TempDir dir;

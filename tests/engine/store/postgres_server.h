@@ -44,6 +44,12 @@ class PostgresServer {
   std::string Url(const std::string& database) const {
     return "postgresql://triage@/" + database + "?host=" + socket_;
   }
+  // Runs `sql` (one or more statements) on the database at `url` with psql, stopping at the
+  // first error; psql's exit status (0: all ran).
+  int Sql(const std::string& url, const std::string& sql) const {
+    return Exec({bin_ + "/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql},
+                false);
+  }
 
   ~PostgresServer() {
     if (pid_ > 0) {

@@ -186,6 +186,44 @@ TEST_P(StoreRecord, TheSameOccurrenceReadTwiceIsNotARecurrence) {
   EXPECT_EQ((*h)[0].occurrences, 1);
 }
 
+// The fault test's trial 15: a log deleted and written again at the same path, an untimed crash
+// at the same lines as the deleted file's, is a second file (the daemon names each file it
+// reads): a second occurrence. Each file read again, under its own path or a rotated one, is
+// the same occurrence.
+TEST_P(StoreRecord, AFileWrittenAgainAtTheSamePathWithTheSameLinesIsANewOccurrence) {
+  Store store = OpenOrDie(target());
+  using Filed = RecordOutcome::Filed;
+  auto filed = [&](core::Incident inc) {
+    std::vector<core::Incident> batch{std::move(inc)};
+    auto r = store.Record(batch);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() && r->filed.size() == 1 ? r->filed[0] : Filed::kNew;
+  };
+  const std::string log = "/var/log/segv.log";
+  core::Incident deleted = ToolkitTooOld("s", "120", log, 1, std::nullopt);
+  deleted.file_id = 0x8000'0000'0000'0001ull;  // a name with the top bit set, as a random one
+  core::Incident recreated = deleted;
+  recreated.file_id = 7;
+  EXPECT_EQ(filed(deleted), Filed::kNew);
+  EXPECT_EQ(filed(recreated), Filed::kRecurrence);
+  EXPECT_EQ(filed(deleted), Filed::kReadAgain);
+  EXPECT_EQ(filed(recreated), Filed::kReadAgain);
+  core::Incident renamed = recreated;  // read again after a rename rotation (or in its copy)
+  renamed.source = log + ".1";
+  for (auto& c : renamed.causes)
+    for (auto& e : c.evidence) e.source = renamed.source;
+  EXPECT_EQ(filed(renamed), Filed::kReadAgain);
+  auto h = store.History({});
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h->size(), 1u);
+  EXPECT_EQ((*h)[0].occurrences, 2);
+  // Without a file's name (`analyze`) the path is the place: the same lines there are one.
+  core::Incident analysed = deleted;
+  analysed.file_id = 0;
+  EXPECT_EQ(filed(analysed), Filed::kRecurrence);
+  EXPECT_EQ(filed(analysed), Filed::kReadAgain);
+}
+
 TEST_P(StoreRecord, AnIncidentWithoutCausesIsRefusedAndNothingIsWritten) {
   Store store = OpenOrDie(target());
   std::vector<core::Incident> batch{ToolkitTooOld("s", "120", "a.log", 1, std::nullopt),
@@ -471,6 +509,25 @@ TEST_P(StoreCheckpoints, CommittedWithTheIncidentsTheyProduced) {
   auto none = store.GetCheckpoint("/nope");
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
+}
+
+TEST_P(StoreCheckpoints, KeepTheFileId) {
+  Store store = OpenOrDie(target());
+  SourceCheckpoint cp{"/var/log/a.log", 1234, 5678, ""};
+  cp.dev = 2049;
+  cp.file_id = 0xfedc'ba98'7654'3210ull;  // every bit of the 64 kept
+  ASSERT_TRUE(store.PutCheckpoints({cp}).ok());
+  auto got = store.GetCheckpoint("/var/log/a.log");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->file_id, cp.file_id);
+  cp.path = "/var/log/a.log.1";  // renamed: the same row, the same name
+  cp.offset = 9000;
+  ASSERT_TRUE(store.PutCheckpoints({cp}).ok());
+  auto all = store.ListCheckpoints();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(all->at(0).path, "/var/log/a.log.1");
+  EXPECT_EQ(all->at(0).file_id, cp.file_id);
 }
 
 TEST_P(StoreCheckpoints, AnEmptyBatchWritesOnlyTheCheckpoints) {

@@ -102,6 +102,10 @@ struct Incident {
   std::string host;
   PodOrigin pod;  // reports show it and the store keeps it when set
   std::string source;  // path as given
+  // The file the lines were read from, as `triage watch` knows it through renames and
+  // copytruncate copies (store::SourceCheckpoint::file_id); 0 when not known (`analyze`). The
+  // store tells occurrences apart by it; reports do not show it.
+  uint64_t file_id = 0;
   uint64_t first_line = 0;
   uint64_t last_line = 0;
   // The line of the incident's first failure (first_line may be an earlier warning that joined

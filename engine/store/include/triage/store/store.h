@@ -41,12 +41,14 @@
 namespace triage::store {
 
 // The schema version this build writes (PRAGMA user_version). Older files are migrated on open.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // Where a tailed source had been read up to (for the daemon's resume after restart). A
 // checkpoint is keyed by the file's identity (dev, inode), not its path: a file keeps it through
 // renames. `head_len`/`head_hash` fingerprint the file's first bytes when it was written, which
 // tell a copy of it (another inode, the same first bytes) and a new file given a reused inode.
+// `file_id` is the daemon's name for the content it read (core::Incident::file_id): kept through
+// renames and restarts, taken over by a copytruncate copy, new for a new or truncated file.
 struct SourceCheckpoint {
   std::string path;  // its path when written (for people; not a key)
   uint64_t inode = 0;
@@ -55,6 +57,7 @@ struct SourceCheckpoint {
   uint64_t dev = 0;
   uint64_t head_len = 0;   // how many first bytes head_hash covers (0: none)
   uint64_t head_hash = 0;  // FNV-1a 64 of those bytes
+  uint64_t file_id = 0;    // 0: none given (a checkpoint written before schema 8)
   bool forget = false;     // written by Record/PutCheckpoints: delete the row instead
 };
 
