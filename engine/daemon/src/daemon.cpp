@@ -144,6 +144,21 @@ uint64_t HeadHash(std::string_view bytes) {
   return h;
 }
 
+// A name for the file behind `fd` that every reader of it works out alike: its device, inode
+// and birth time (to the nanosecond), so that two daemons reading one file (a log folder two
+// watchers share) name its occurrences the same, while a file deleted and created again, even
+// on a reused inode, gets another. 0 where the file system records no birth time.
+uint64_t StableFileId(int fd) {
+  struct statx stx {};
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME | STATX_INO, &stx) != 0) return 0;
+  if (!(stx.stx_mask & STATX_BTIME) || !(stx.stx_mask & STATX_INO)) return 0;
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t v : {uint64_t(stx.stx_dev_major), uint64_t(stx.stx_dev_minor), uint64_t(stx.stx_ino),
+                     uint64_t(stx.stx_btime.tv_sec), uint64_t(stx.stx_btime.tv_nsec)})
+    for (int k = 0; k < 8; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * 1099511628211ull;
+  return h;
+}
+
 // A fingerprint this short (a banner line every epoch of a log may start with) names no file.
 constexpr size_t kMinFingerprint = 16;
 
@@ -375,7 +390,9 @@ class Daemon {
     uint64_t file_id = 0;
   };
   Resume StartOffset(int fd, const std::string& path, const struct stat& st);
-  uint64_t NewFileId();
+  // A file's name from StableFileId where it has one, else a random one (a truncated file's
+  // next epoch: its bytes are new, its inode and birth time are not).
+  uint64_t NewFileId(int fd = -1);
   void IndexTail(Tail& t);
   // A tail opened through a symbolic link: its target's folder is watched for its writes.
   void FollowLink(const Tail& t);
@@ -1007,7 +1024,9 @@ Daemon::Resume Daemon::StartOffset(int fd, const std::string& path, const struct
   return {origin->offset, origin->file_id};
 }
 
-uint64_t Daemon::NewFileId() {
+uint64_t Daemon::NewFileId(int fd) {
+  if (fd >= 0)
+    if (uint64_t id = StableFileId(fd)) return id;
   uint64_t id = 0;
   while (id == 0) id = file_ids_();  // 0 is "none"
   return id;
@@ -1026,7 +1045,7 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
   t->head = ReadAt(fd, 0, kHeadBytes);
   const Resume resume = startup ? StartOffset(fd, t->path, st) : Resume{};
   const uint64_t start = resume.offset;
-  t->file_id = resume.file_id != 0 ? resume.file_id : NewFileId();
+  t->file_id = resume.file_id != 0 ? resume.file_id : NewFileId(fd);
   t->read_offset = t->settled_offset = t->committed_offset = start;
   t->lines = start ? CountLines(fd, start) : 0;
 
