@@ -150,8 +150,10 @@ struct Stats {
 };
 
 struct StoreOptions {
-  // How long a call waits for a lock held by another connection before it answers Busy.
-  int busy_timeout_ms = 5000;
+  // How long a call waits for a lock held by another connection before it answers Busy. Long
+  // enough for a writer on a loaded host (two cores shared with a build: five seconds were seen
+  // to run out while another analyze held the lock).
+  int busy_timeout_ms = 30000;
   // Create the file (and its parent folders, user-only) when it does not exist.
   bool create = true;
   // Only read through this connection (history, show, search, stats, export, status): the
