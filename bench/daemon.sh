@@ -52,24 +52,18 @@ start_daemon "$work/latency.db"
 kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
 rm -f "$work"/logs/*
 fi
-# 1b. latency of a traceback crash (no fatal line): the file must go quiet first; each sample
-# waits for its store, so fewer samples than for the fatal line.
-if part traceback; then
-start_daemon "$work/latency-tb.db"
-"$helper" latency --kind traceback --dir "$work/logs" --db "$work/latency-tb.db" \
-  --count "${TB_COUNT:-40}" --gap-ms 30
+# 1b, 1c. latency of a crash with no fatal line of its own (kind, database, samples): a
+# traceback, which the file must go quiet for; CPython's segfault dump, whose fatal line is inside
+# a block that nothing after it closes, handed to the analyzer once the file has been quiet for
+# the traceback settle time. Each sample waits for its store: fewer samples than for the fatal line.
+quiet_latency() {
+start_daemon "$work/$2"
+"$helper" latency --kind "$1" --dir "$work/logs" --db "$work/$2" --count "$3" --gap-ms 30
 kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
 rm -f "$work"/logs/*
-fi
-# 1c. latency of CPython's segfault dump: its fatal line is inside a block that nothing after it
-# closes, handed to the analyzer once the file has been quiet for the traceback settle time.
-if part segfault; then
-start_daemon "$work/latency-segv.db"
-"$helper" latency --kind segfault --dir "$work/logs" --db "$work/latency-segv.db" \
-  --count "${SEGV_COUNT:-40}" --gap-ms 30
-kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
-rm -f "$work"/logs/*
-fi
+}
+if part traceback; then quiet_latency traceback latency-tb.db "${TB_COUNT:-40}"; fi
+if part segfault; then quiet_latency segfault latency-segv.db "${SEGV_COUNT:-40}"; fi
 
 # 1d. a service failing continuously (STORM_SECONDS, default 600, at 100 failures a second):
 # the daemon's RSS must stay flat.

@@ -305,13 +305,13 @@ FindLines LiteralDatabase::MakeFinder() const {
   std::shared_ptr<hs_scratch_t> scratch(s, ScratchDeleter());
   const Impl* impl = impl_.get();
   return [impl, scratch](std::string_view lines, bool weak, std::vector<uint32_t>& hits) {
+    auto offset_less = [](uint32_t a, uint32_t b) {
+      return (a & ingest::kHitOffset) < (b & ingest::kHitOffset);
+    };
     bool ok = ScanPart(*impl, impl->strong, lines, scratch.get(), hits);
     if (ok && weak) {
       const size_t mid = hits.size();
       ok = ScanPart(*impl, impl->weak, lines, scratch.get(), hits);
-      auto offset_less = [](uint32_t a, uint32_t b) {
-        return (a & ingest::kHitOffset) < (b & ingest::kHitOffset);
-      };
       if (ok && mid > 0 && mid < hits.size())
         std::inplace_merge(hits.begin(), hits.begin() + ptrdiff_t(mid), hits.end(), offset_less);
     }
@@ -324,9 +324,6 @@ FindLines LiteralDatabase::MakeFinder() const {
     }
     // The pipeline relies on ascending offsets. A cover's hits come in the order of the covers'
     // ends, and a literal may end after a later cover: make sure.
-    auto offset_less = [](uint32_t a, uint32_t b) {
-      return (a & ingest::kHitOffset) < (b & ingest::kHitOffset);
-    };
     if (!std::is_sorted(hits.begin(), hits.end(), offset_less))
       std::stable_sort(hits.begin(), hits.end(), offset_less);
   };

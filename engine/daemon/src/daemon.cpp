@@ -152,11 +152,10 @@ uint64_t StableFileId(int fd) {
   struct statx stx {};
   if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME | STATX_INO, &stx) != 0) return 0;
   if (!(stx.stx_mask & STATX_BTIME) || !(stx.stx_mask & STATX_INO)) return 0;
-  uint64_t h = 1469598103934665603ull;
-  for (uint64_t v : {uint64_t(stx.stx_dev_major), uint64_t(stx.stx_dev_minor), uint64_t(stx.stx_ino),
-                     uint64_t(stx.stx_btime.tv_sec), uint64_t(stx.stx_btime.tv_nsec)})
-    for (int k = 0; k < 8; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * 1099511628211ull;
-  return h;
+  const uint64_t id[] = {uint64_t(stx.stx_dev_major), uint64_t(stx.stx_dev_minor),
+                        uint64_t(stx.stx_ino), uint64_t(stx.stx_btime.tv_sec),
+                        uint64_t(stx.stx_btime.tv_nsec)};
+  return HeadHash(std::string_view(reinterpret_cast<const char*>(id), sizeof id));
 }
 
 // A fingerprint this short (a banner line every epoch of a log may start with) names no file.
