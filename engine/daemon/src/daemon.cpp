@@ -324,6 +324,16 @@ bool FailureMayBeOpen(const Tail& t) {
   return t.pipe && t.pipe->assembling() && !t.pipe->failure_seen() && !t.traceback_seen;
 }
 
+// The copy (of `copy_size` bytes, at least as many as were read from `original`) holds bytes
+// that `original` no longer does: it is shorter than the copy now, or starts otherwise.
+bool LostToTheCopy(const Tail& original, const Tail& copy, uint64_t copy_size) {
+  struct stat ost {};
+  if (copy_size < original.fed_offset() || fstat(original.fd, &ost) != 0) return false;
+  if (static_cast<uint64_t>(ost.st_size) < copy_size) return true;
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(copy_size, kHeadBytes));
+  return ReadAt(original.fd, 0, n) != ReadAt(copy.fd, 0, n);
+}
+
 struct Counters {
   int64_t bytes = 0;
   int64_t lines = 0;
@@ -387,6 +397,10 @@ class Daemon {
   struct Resume {
     uint64_t offset = 0;
     uint64_t file_id = 0;
+    // The file was read before under this inode and now holds other bytes (truncated and
+    // written again while the daemon was down): its content needs a name of its own, not the
+    // one its inode and birth time give, which its earlier content had.
+    bool new_content = false;
   };
   Resume StartOffset(int fd, const std::string& path, const struct stat& st);
   // A file's name from StableFileId where it has one, else a random one (a truncated file's
@@ -409,7 +423,10 @@ class Daemon {
   void AfterFeed(Tail& t);
   void FlushOpenEvents(Tail& t);
   void OnTruncated(Tail& t, uint64_t size);
-  void DecidePendingCopy(Tail& t, bool deadline_passed);
+  void HandOver(Tail& original, Tail& copy);
+  void StartOver(Tail& t);
+  void DecidePendingCopy(Tail& t, bool deadline_passed, Tail* original = nullptr);
+  Tail* FindTail(const FileId& id);
   void FinishEpoch(Tail& t, const char* why, bool keep_partial = false);
   void NewPipeline(Tail& t);
   void QueueCheckpoint(const Tail& t);
@@ -988,10 +1005,14 @@ Daemon::Resume Daemon::StartOffset(int fd, const std::string& path, const struct
       ++counters_.truncations;
       Info("file.truncated", {{"path", path}, {"checkpoint", std::to_string(own->offset)},
                               {"size", std::to_string(size)}});
-      return {};
+      return {0, 0, true};
     }
     return {own->offset, own->file_id};
   }
+  // Read before, but its first bytes are not those it had then: truncated and written again.
+  const bool rewritten = std::any_of(saved_.begin(), saved_.end(), [&](const auto& cp) {
+    return cp.inode == id.ino && (cp.dev == id.dev || cp.dev == 0) && cp.head_len > 0;
+  });
   const store::SourceCheckpoint* origin = nullptr;
   for (const auto& cp : saved_) {
     if (cp.head_len < kMinFingerprint || (cp.inode == id.ino && cp.dev == id.dev)) continue;
@@ -1000,7 +1021,7 @@ Daemon::Resume Daemon::StartOffset(int fd, const std::string& path, const struct
         (cp.head_len == origin->head_len && cp.updated_at > origin->updated_at))
       origin = &cp;
   }
-  if (!origin || size < origin->offset) return {};
+  if (!origin || size < origin->offset) return {0, 0, rewritten};
   // Does the original still hold these bytes? Then they are read from it.
   bool original_holds = false;
   if (origin->dev != 0) {
@@ -1044,7 +1065,7 @@ void Daemon::OpenTail(const Folder& folder, const std::string& name, const std::
   t->head = ReadAt(fd, 0, kHeadBytes);
   const Resume resume = startup ? StartOffset(fd, t->path, st) : Resume{};
   const uint64_t start = resume.offset;
-  t->file_id = resume.file_id != 0 ? resume.file_id : NewFileId(fd);
+  t->file_id = resume.file_id != 0 ? resume.file_id : NewFileId(resume.new_content ? -1 : fd);
   t->read_offset = t->settled_offset = t->committed_offset = start;
   t->lines = start ? CountLines(fd, start) : 0;
 
@@ -1154,7 +1175,7 @@ void Daemon::MakeOrphan(Tail& t, const char* why) {
   std::vector<Tail*> copies;
   for (auto& [cid, c] : tails_)
     if (c->kind == Tail::Kind::kPendingCopy && c->copy_of == owned->id) copies.push_back(c.get());
-  for (Tail* c : copies) DecidePendingCopy(*c, false);
+  for (Tail* c : copies) DecidePendingCopy(*c, false, owned.get());
   owned->kind = Tail::Kind::kOrphan;
   owned->orphan_deadline = Clock::now() + kOrphanGrace;
   Tail& ref = *owned;
@@ -1411,23 +1432,34 @@ void Daemon::OnTruncated(Tail& t, uint64_t size) {
                           {"size", std::to_string(size)},
                           {"copy", copy ? copy->path : "-"}});
   if (copy) {
-    copy->kind = Tail::Kind::kLive;
-    copy->file_id = t.file_id;
-    copy->read_offset = t.fed_offset();
-    copy->lines = t.lines;
-    copy->pipe = std::move(t.pipe);
-    copy->closed = std::move(t.closed);
-    copy->settled_offset = t.settled_offset;
-    copy->committed_offset = t.committed_offset;
-    copy->last_data = Clock::now();
-    copy->head = ReadAt(copy->fd, 0, kHeadBytes);
-    t.closed.clear();
-    QueueCheckpoint(*copy);  // resumes in the copy at the original's settled offset
-    MarkReady(*copy);
+    HandOver(t, *copy);
   } else {
     // Nothing holds the bytes between what was read and the truncation any more.
     FinishEpoch(t, "truncated");
   }
+  StartOver(t);
+}
+
+// `copy` holds what `original` held before it was truncated: it goes on from where the original
+// was read to, with the original's pipeline and its incidents still waiting.
+void Daemon::HandOver(Tail& original, Tail& copy) {
+  copy.kind = Tail::Kind::kLive;
+  copy.file_id = original.file_id;
+  copy.read_offset = original.fed_offset();
+  copy.lines = original.lines;
+  copy.pipe = std::move(original.pipe);
+  copy.closed = std::move(original.closed);
+  copy.settled_offset = original.settled_offset;
+  copy.committed_offset = original.committed_offset;
+  copy.last_data = Clock::now();
+  copy.head = ReadAt(copy.fd, 0, kHeadBytes);
+  original.closed.clear();
+  QueueCheckpoint(copy);  // resumes in the copy at the original's settled offset
+  MarkReady(copy);
+}
+
+// The file was truncated: it is read again from its first byte, as new content.
+void Daemon::StartOver(Tail& t) {
   t.partial.clear();
   t.partial_fed = false;
   t.read_offset = t.settled_offset = t.committed_offset = 0;
@@ -1439,7 +1471,16 @@ void Daemon::OnTruncated(Tail& t, uint64_t size) {
   ScheduleCommit(std::chrono::milliseconds(0));
 }
 
-void Daemon::DecidePendingCopy(Tail& t, bool deadline_passed) {
+// The tail of the file `id`, live or orphaned; null when none.
+Tail* Daemon::FindTail(const FileId& id) {
+  if (auto it = tails_.find(id); it != tails_.end()) return it->second.get();
+  for (auto& o : orphans_)
+    if (o->id == id) return o.get();
+  return nullptr;
+}
+
+// `original` is the file it seems a copy of, where the caller holds it out of the tails.
+void Daemon::DecidePendingCopy(Tail& t, bool deadline_passed, Tail* original) {
   std::string mine = ReadAt(t.fd, 0, kHeadBytes);
   if (!SamePrefix(t.origin_head, mine)) {
     // Not a copy after all: an ordinary new file, read from its start.
@@ -1454,6 +1495,19 @@ void Daemon::DecidePendingCopy(Tail& t, bool deadline_passed) {
   // finished through its descriptor): every byte here is also in the original, which is read.
   struct stat st {};
   if (fstat(t.fd, &st) != 0) return;
+  // Unless the original was truncated before its shrinking was seen (then moved away, or the
+  // deadline came first): the bytes it was not read to are in the copy only, read from there on.
+  if (!original) original = FindTail(t.copy_of);
+  if (original && original->kind != Tail::Kind::kPendingCopy && original->pipe &&
+      LostToTheCopy(*original, t, static_cast<uint64_t>(st.st_size))) {
+    ++counters_.truncations;
+    Info("file.truncated", {{"path", original->path},
+                            {"offset", std::to_string(original->read_offset)},
+                            {"copy", t.path}});
+    HandOver(*original, t);
+    StartOver(*original);
+    return;
+  }
   t.kind = Tail::Kind::kLive;
   t.read_offset = t.settled_offset = static_cast<uint64_t>(st.st_size);
   t.lines = CountLines(t.fd, t.read_offset);

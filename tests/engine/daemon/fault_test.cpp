@@ -6,7 +6,8 @@
 // the suite quick on 2 cores; more for a soak). A trial that once failed has its own
 // deterministic test below (trial 32: a copytruncate right after a start; 46 and 6: a copy seen
 // in one look at the folder with a rename of its original or with a new file under its name;
-// 15: a file deleted and written again with the same crash at the same lines).
+// 15: a file deleted and written again with the same crash at the same lines; 163: a file
+// truncated and written again while the daemon was down).
 #include <signal.h>
 #include <unistd.h>
 
@@ -226,6 +227,58 @@ TEST_F(FaultTest, ACopytruncateThenARenameSeenAtOnceReadTheCopyOnce) {
   std::this_thread::sleep_for(300ms);  // a crash read twice would show now
   EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
   EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+}
+
+// Trial 46 again, where a look at the folder missed the original under its new name (a listing
+// that races a rename may): a copytruncate of a file with bytes not read yet, then the truncated
+// file gone from the folder before the daemon saw it shrink. The copy holds those bytes only:
+// they are read from it, from where the original was read to, once.
+TEST_F(FaultTest, ACopytruncateThenAMoveAwayReadsTheUnreadBytesFromTheCopy) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log";
+  fs::create_directories(dir);
+  fs::create_directories(tmp_ / "elsewhere");
+  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
+                                   "3600", "--heartbeat", "0.05", dir.string()};
+  auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
+  WatchProcess w(tmp_.path(), args);
+  Append(live, {Crash(1, 0)}, 0, 1);
+  ASSERT_TRUE(WaitUntil([&] { return stored() == 1; }, 20s)) << w.Log();
+  w.Signal(SIGSTOP);
+  Append(live, {Crash(1, 1) + Crash(1, 2)}, 0, 1);  // not read before the rotation
+  fs::copy_file(live, dir / "trace.log.1");
+  ASSERT_EQ(truncate(live.c_str(), 0), 0);
+  fs::rename(live, tmp_ / "elsewhere" / "trace.log");
+  w.Signal(SIGCONT);
+  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
+  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+}
+
+// Trial 163's case: a copytruncate while the daemon is down, and the truncated file written
+// again past the offset it had been read to. Its inode and birth time are those its earlier
+// content had, its bytes are new: their crashes are new occurrences, even at the same lines.
+TEST_F(FaultTest, AFileTruncatedAndWrittenAgainWhileDownCountsItsNewCrashes) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "segv.log";
+  fs::create_directories(dir);
+  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
+                                   "3600", "--heartbeat", "0.05", dir.string()};
+  auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
+  Append(live, {Crash(2, 0) + Crash(2, 1)}, 0, 1);
+  {
+    WatchProcess w(tmp_.path(), args);
+    ASSERT_TRUE(WaitUntil([&] { return stored() == 2; }, 20s)) << w.Log();
+    EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  }
+  fs::copy_file(live, dir / "segv.log.1");
+  ASSERT_EQ(truncate(live.c_str(), 0), 0);
+  Append(live, {Crash(2, 2) + Crash(2, 3) + Crash(2, 4)}, 0, 1);
+  WatchProcess w(tmp_.path(), args);
+  EXPECT_TRUE(WaitUntil([&] { return stored() >= 5; }, 20s)) << w.Log();
+  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"native.crash", 5}}))
+      << w.Log();
 }
 
 // Trial 6's case: a copy created empty (its bytes still to come) beside a new file the daemon has
