@@ -981,8 +981,9 @@ void Daemon::Reconcile(const std::string& folder_path, int wd, bool startup) {
 
 // Where a file found by the startup scan resumes, from the checkpoints by file identity:
 //   - its own (same dev and inode, and it still starts with the bytes fingerprinted then): its
-//     offset, unless the file is now shorter (truncated: from its start) or was born after the
-//     checkpoint was written (an inode number reused);
+//     offset, unless the file is now shorter (truncated: from its start), was born after the
+//     checkpoint was written (an inode number reused), or nothing was read under it (offset 0:
+//     the file may be a copy that got a deleted file's inode, as below);
 //   - else the checkpoint of a file it is a copy of (another inode starting with that file's
 //     fingerprinted bytes: logrotate's copytruncate while the daemon was down, any number of
 //     times, each copy matching the epoch it holds): that checkpoint's offset, when the original
@@ -997,22 +998,31 @@ Daemon::Resume Daemon::StartOffset(int fd, const std::string& path, const struct
     if (cp.inode == id.ino && (cp.dev == id.dev || cp.dev == 0) && HeadMatches(fd, cp) &&
         (!own || cp.updated_at > own->updated_at))
       own = &cp;
+  // Where the file starts when it is not the copy of another file read before.
+  Resume fresh;
   if (own) {
     int64_t born = BirthTime(fd);
     int64_t written = ParseUtc(own->updated_at);
-    if (born >= 0 && written >= 0 && born > written) return {};
-    if (size < own->offset) {
-      ++counters_.truncations;
-      Info("file.truncated", {{"path", path}, {"checkpoint", std::to_string(own->offset)},
-                              {"size", std::to_string(size)}});
-      return {0, 0, true};
+    const bool reused = born >= 0 && written >= 0 && born > written;  // a new file, its inode old
+    if (!reused) {
+      if (size < own->offset) {
+        ++counters_.truncations;
+        Info("file.truncated", {{"path", path}, {"checkpoint", std::to_string(own->offset)},
+                                {"size", std::to_string(size)}});
+        return {0, 0, true};
+      }
+      if (own->offset > 0) return {own->offset, own->file_id};
+      // Nothing was read under this inode (it was empty, or truncated): the file may also be a
+      // new one that got the inode, a copy of a file that was read (logrotate's copy while the
+      // daemon was down, created where a deleted file's inode was free).
+      fresh.file_id = own->file_id;
     }
-    return {own->offset, own->file_id};
+  } else {
+    // Read before, but its first bytes are not those it had then: truncated and written again.
+    fresh.new_content = std::any_of(saved_.begin(), saved_.end(), [&](const auto& cp) {
+      return cp.inode == id.ino && (cp.dev == id.dev || cp.dev == 0) && cp.head_len > 0;
+    });
   }
-  // Read before, but its first bytes are not those it had then: truncated and written again.
-  const bool rewritten = std::any_of(saved_.begin(), saved_.end(), [&](const auto& cp) {
-    return cp.inode == id.ino && (cp.dev == id.dev || cp.dev == 0) && cp.head_len > 0;
-  });
   const store::SourceCheckpoint* origin = nullptr;
   for (const auto& cp : saved_) {
     if (cp.head_len < kMinFingerprint || (cp.inode == id.ino && cp.dev == id.dev)) continue;
@@ -1021,7 +1031,7 @@ Daemon::Resume Daemon::StartOffset(int fd, const std::string& path, const struct
         (cp.head_len == origin->head_len && cp.updated_at > origin->updated_at))
       origin = &cp;
   }
-  if (!origin || size < origin->offset) return {0, 0, rewritten};
+  if (!origin || size < origin->offset) return fresh;
   // Does the original still hold these bytes? Then they are read from it.
   bool original_holds = false;
   if (origin->dev != 0) {

@@ -7,7 +7,7 @@
 // deterministic test below (trial 32: a copytruncate right after a start; 46 and 6: a copy seen
 // in one look at the folder with a rename of its original or with a new file under its name;
 // 15: a file deleted and written again with the same crash at the same lines; 163: a file
-// truncated and written again while the daemon was down).
+// truncated and written again while the daemon was down; 225: a copy on a reused inode).
 #include <signal.h>
 #include <unistd.h>
 
@@ -279,6 +279,39 @@ TEST_F(FaultTest, AFileTruncatedAndWrittenAgainWhileDownCountsItsNewCrashes) {
   EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
   EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"native.crash", 5}}))
       << w.Log();
+}
+
+// Trial 225's case: a copy made while the daemon is down lands on an inode whose checkpoint says
+// nothing was read from it (a file truncated after it was read; in the trial a deleted one's
+// inode, reused, here the same file copied over). The copy is known for its copy by its first
+// bytes, and read from where its original was read to: nothing twice.
+TEST_F(FaultTest, ACopyOnAnInodeReadToNothingIsStillACopy) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db";
+  const fs::path live = dir / "segv.log", old = dir / "segv.log.1";
+  fs::create_directories(dir);
+  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
+                                   "3600", "--heartbeat", "0.05", "--log-level", "debug",
+                                   dir.string()};
+  auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
+  Append(old, {Crash(2, 0)}, 0, 1);
+  Append(live, {Crash(2, 1)}, 0, 1);
+  {
+    WatchProcess w(tmp_.path(), args);
+    ASSERT_TRUE(WaitUntil([&] { return stored() == 2; }, 20s)) << w.Log();
+    ASSERT_EQ(truncate(old.c_str(), 0), 0);  // its checkpoint: offset 0
+    ASSERT_TRUE(WaitUntil([&] { return w.Log().find("event=file.truncated") != std::string::npos; },
+                          20s))
+        << w.Log();
+    std::this_thread::sleep_for(300ms);  // the checkpoint is written
+    EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
+  }
+  // copytruncate onto the rotation name that exists: the copy keeps that file's inode.
+  fs::copy_file(live, old, fs::copy_options::overwrite_existing);
+  ASSERT_EQ(truncate(live.c_str(), 0), 0);
+  WatchProcess w(tmp_.path(), args);
+  std::this_thread::sleep_for(500ms);  // a crash read twice would show now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"native.crash", 2}})) << w.Log();
 }
 
 // Trial 6's case: a copy created empty (its bytes still to come) beside a new file the daemon has
