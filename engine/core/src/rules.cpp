@@ -811,6 +811,10 @@ struct RenderedForm {
   std::string sample;  // the form as a log would show it ({*} as "x", {#} as "1")
   std::string anchor;  // the form's longest fixed text, the same for every row
   std::string own;     // the longest fixed text of the row's own values in it
+  // The longest fixed text around one of the row's values, the value with the form's text next
+  // to it ("): 79," of "NVRM: Xid ({*}): {code},"): shown by every match, and telling the row
+  // from the table's other rows where the value alone is too short to look for.
+  std::string word;
 };
 
 // The longest piece of a form's fixed text that every match shows byte for byte: runs of two
@@ -839,13 +843,41 @@ std::string LongestFixedPiece(std::string_view text) {
   return best;
 }
 
+// A byte that ends a piece of fixed text: one a JSON envelope rewrites, a tab, or a blank
+// before another (a run of blanks matches any run).
+bool EndsPiece(std::string_view text, size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  if (c == '\t' || c == '<' || c == '>' || c == '&' || c < 0x20 || c >= 0x7f) return true;
+  return c == ' ' && ((i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '\t')) ||
+                      (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t')));
+}
+
+// The fixed text `text` starts with, and the one it ends with.
+std::string_view FixedHead(std::string_view text) {
+  size_t n = 0;
+  while (n < text.size() && !EndsPiece(text, n)) ++n;
+  return text.substr(0, n);
+}
+std::string_view FixedTail(std::string_view text) {
+  size_t n = text.size();
+  while (n > 0 && !EndsPiece(text, n - 1)) --n;
+  return text.substr(n);
+}
+
 // One form of one row: nullopt when it names a value the row lacks. `bad` gets a placeholder
 // the format does not know.
 std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRow& row,
                                        std::string_view name_prefix, std::string& bad) {
   RenderedForm out;
   std::string literal;
+  std::string around;         // a value with the fixed text before it, then after it
+  bool around_open = false;   // the text that follows the value still goes into `around`
   auto flush = [&] {
+    if (around_open) {
+      around += FixedHead(literal);
+      if (around.size() > out.word.size()) out.word = around;
+      around_open = false;
+    }
     out.regex += LiteralRegex(literal);
     out.sample += literal;
     if (std::string piece = LongestFixedPiece(literal); piece.size() > out.anchor.size())
@@ -867,9 +899,14 @@ std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRo
     if (name == "name") value = &row.name;
     else if (name == "code") value = &row.code;
     else if (name == "text") value = &row.text;
+    const std::string before = literal;
     flush();
     if (value) {
       if (value->empty()) return std::nullopt;
+      if (FixedHead(*value).size() == value->size()) {
+        around = std::string(FixedTail(before)) + *value;
+        around_open = true;
+      }
       out.regex += name == "text" ? LiteralRegex(*value) : WordRegex(*value);
       out.sample += *value;
       if (std::string piece = LongestFixedPiece(*value); piece.size() > out.own.size())
@@ -1044,9 +1081,9 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
     // pattern. Each is in every match of its form.
     std::vector<std::string> cover;
     bool cover_ok = true;
-    // The row's own words: each form shows one of them (when each form shows one of at least
-    // the literal length), so a text without any cannot match the row, whatever it shares with
-    // the table's other rows.
+    // The row's own words: each form shows one of them (a value with the form's text around it,
+    // or the value alone, of at least the literal length; else the row has none), so a text
+    // without any cannot match the row, whatever it shares with the table's other rows.
     std::vector<std::string> words;
     bool words_ok = true;
     for (const auto& f : row_forms) {
@@ -1056,7 +1093,9 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
       if (std::find(row.samples.begin(), row.samples.end(), r->sample) != row.samples.end()) continue;
       alternatives += (alternatives.empty() ? "" : "|") + ("(?:" + r->regex + ")");
       row.samples.push_back(r->sample);
-      if (r->own.size() >= detail::LiteralScanner::kMinLiteral) words.push_back(r->own);
+      if (r->word.size() > r->own.size() && r->word.size() >= detail::LiteralScanner::kMinLiteral)
+        words.push_back(r->word);
+      else if (r->own.size() >= detail::LiteralScanner::kMinLiteral) words.push_back(r->own);
       else words_ok = false;
       if (r->anchor.size() >= kAnchorMin) {
         cover.push_back(r->anchor);
