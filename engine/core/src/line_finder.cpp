@@ -2,12 +2,19 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string_view>
 #include <unordered_map>
 
 #if defined(TRIAGE_HAVE_HYPERSCAN)
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <hs/hs.h>
 #endif
 
@@ -48,6 +55,7 @@ struct LiteralDatabase::Impl {
   std::vector<uint8_t> keep_case;     // by id
   std::vector<uint32_t> flags;        // by id
   uint64_t serial = 0;
+  bool from_cache = false;  // the databases were read from the cache folder, not compiled
   ~Impl() {
     for (Part* part : {&strong, &weak})
       if (part->db) hs_free_database(part->db);
@@ -230,15 +238,18 @@ std::vector<Impl::Cover> MakeCovers(const Impl& impl, const std::vector<uint32_t
   return covers;
 }
 
-// Compiles the covers of `ids` into part.db (nothing to compile: no database). False when
-// Hyperscan refuses them.
-bool CompilePart(const Impl& impl, const std::vector<uint32_t>& ids, Impl::Part& part) {
-  if (ids.empty()) return true;
-  part.covers = MakeCovers(impl, ids);
-  std::vector<std::string> texts;  // a cover's bytes: its first member's, from the offset
+// A cover's bytes: its first member's, from the offset.
+std::string CoverText(const Impl& impl, const Impl::Cover& c) {
+  return impl.literals[c.members[0].literal].substr(c.members[0].offset, c.size);
+}
+
+// Compiles part.covers into part.db (no covers: no database). False when Hyperscan refuses
+// them.
+bool CompilePart(const Impl& impl, Impl::Part& part) {
+  if (part.covers.empty()) return true;
+  std::vector<std::string> texts;
   texts.reserve(part.covers.size());
-  for (const Impl::Cover& c : part.covers)
-    texts.push_back(impl.literals[c.members[0].literal].substr(c.members[0].offset, c.size));
+  for (const Impl::Cover& c : part.covers) texts.push_back(CoverText(impl, c));
   std::vector<const char*> exprs;
   std::vector<size_t> lens;
   std::vector<unsigned> flags;
@@ -268,11 +279,181 @@ bool ScanPart(const Impl& impl, const Impl::Part& part, std::string_view lines,
                  &scan) == HS_SUCCESS;
 }
 
+// The compiled databases kept on disk (PrefilterCacheDir): compiling a thousand covers costs
+// a start about a third of its time, reading them back a millisecond. A file holds what the
+// compilation was given (Hyperscan's version, this CPU's features, every cover with its case
+// and part), compared byte for byte before its databases are used, then the databases
+// Hyperscan serialized, with a checksum. Anything that does not fit (another version, a cut or
+// damaged file, a file or folder that others may write) is passed over, and the databases
+// compiled and written again.
+namespace cache {
+
+constexpr std::string_view kMagic = "triage prefilter cache 1\n";
+constexpr size_t kMaxFile = size_t(256) << 20;
+constexpr int kKeep = 4;  // files kept in the folder: the newest
+
+uint64_t Fnv(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ULL) {
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+}
+
+bool GetU64(std::string_view& in, uint64_t& v) {
+  if (in.size() < 8) return false;
+  v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(static_cast<unsigned char>(in[size_t(i)])) << (8 * i);
+  in.remove_prefix(8);
+  return true;
+}
+
+// What the compilation depends on.
+std::string Material(const Impl& impl) {
+  hs_platform_info_t platform{};
+  hs_populate_platform(&platform);
+  std::string m = hs_version();
+  m += '\n' + std::to_string(platform.tune) + ' ' + std::to_string(platform.cpu_features) + '\n';
+  for (const Impl::Part* part : {&impl.strong, &impl.weak}) {
+    m += "part " + std::to_string(part->covers.size()) + '\n';
+    for (const Impl::Cover& c : part->covers) {
+      const std::string text = CoverText(impl, c);
+      m += (c.keep_case ? 'k' : 'i') + std::to_string(text.size()) + ':';
+      m += text;
+    }
+  }
+  return m;
+}
+
+std::string FileName(const std::string& material) {
+  static const char* hex = "0123456789abcdef";
+  std::string name = "prefilter-";
+  const uint64_t h = Fnv(material);
+  for (int i = 15; i >= 0; --i) name += hex[(h >> (4 * i)) & 0xf];
+  return name + ".hsdb";
+}
+
+// A folder or file only this user may write (and, for the folder, no link).
+bool OwnFolder(const std::string& dir) {
+  struct stat st {};
+  return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+bool Load(const std::string& dir, const std::string& material, Impl& impl) {
+  if (!OwnFolder(dir)) return false;
+  const std::string path = dir + "/" + FileName(material);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  struct stat st {};
+  std::string bytes;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+      (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 && size_t(st.st_size) <= kMaxFile) {
+    bytes.resize(size_t(st.st_size));
+    size_t got = 0;
+    while (got < bytes.size()) {
+      const ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
+      if (n <= 0) break;
+      got += size_t(n);
+    }
+    bytes.resize(got);
+  }
+  close(fd);
+  std::string_view in = bytes;
+  uint64_t mlen = 0, slen = 0, wlen = 0, sum = 0;
+  if (in.substr(0, kMagic.size()) != kMagic) return false;
+  in.remove_prefix(kMagic.size());
+  if (!GetU64(in, mlen) || mlen > in.size() || in.substr(0, mlen) != material) return false;
+  in.remove_prefix(mlen);
+  if (!GetU64(in, slen) || !GetU64(in, wlen) || !GetU64(in, sum) || slen > in.size() ||
+      wlen != in.size() - slen || Fnv(in) != sum)
+    return false;
+  Impl::Part* parts[2] = {&impl.strong, &impl.weak};
+  const uint64_t lens[2] = {slen, wlen};
+  for (int i = 0; i < 2; ++i) {
+    Impl::Part& part = *parts[i];
+    if ((lens[i] == 0) != part.covers.empty()) return false;
+    if (lens[i] && hs_deserialize_database(in.data(), size_t(lens[i]), &part.db) != HS_SUCCESS) {
+      part.db = nullptr;
+      return false;
+    }
+    in.remove_prefix(size_t(lens[i]));
+  }
+  return true;
+}
+
+// Creates `dir` (and its parent) for this user alone where missing.
+bool MakeFolder(const std::string& dir) {
+  const size_t slash = dir.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) mkdir(dir.substr(0, slash).c_str(), 0700);
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  return OwnFolder(dir);
+}
+
+// Writes the compiled databases (failures pass silently: the cache saves time, nothing else),
+// then removes all but the newest kKeep files of the folder.
+void Save(const std::string& dir, const std::string& material, const Impl& impl) {
+  if (!MakeFolder(dir)) return;
+  std::string out(kMagic);
+  PutU64(out, material.size());
+  out += material;
+  std::string blobs[2];
+  const Impl::Part* parts[2] = {&impl.strong, &impl.weak};
+  for (int i = 0; i < 2; ++i) {
+    if (!parts[i]->db) continue;
+    char* bytes = nullptr;
+    size_t len = 0;
+    if (hs_serialize_database(parts[i]->db, &bytes, &len) != HS_SUCCESS) return;
+    blobs[i].assign(bytes, len);
+    std::free(bytes);
+  }
+  PutU64(out, blobs[0].size());
+  PutU64(out, blobs[1].size());
+  PutU64(out, Fnv(blobs[0] + blobs[1]));
+  out += blobs[0];
+  out += blobs[1];
+  std::string tmp = dir + "/.prefilter-XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) return;
+  size_t put = 0;
+  while (put < out.size()) {
+    const ssize_t n = write(fd, out.data() + put, out.size() - put);
+    if (n <= 0) break;
+    put += size_t(n);
+  }
+  const bool ok = put == out.size() && fchmod(fd, 0600) == 0;
+  close(fd);
+  if (!ok || rename(tmp.c_str(), (dir + "/" + FileName(material)).c_str()) != 0) {
+    unlink(tmp.c_str());
+    return;
+  }
+  // Rule folders that change (a user's own) leave files behind: the newest few stay.
+  std::vector<std::pair<int64_t, std::string>> files;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.rfind("prefilter-", 0) != 0 || name.size() < 5 ||
+          name.compare(name.size() - 5, 5, ".hsdb") != 0)
+        continue;
+      struct stat st {};
+      if (fstatat(dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+        files.emplace_back(int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, name);
+    }
+    closedir(d);
+  }
+  std::sort(files.rbegin(), files.rend());
+  for (size_t i = kKeep; i < files.size(); ++i) unlinkat(AT_FDCWD, (dir + "/" + files[i].second).c_str(), 0);
+}
+
+}  // namespace cache
+
 }  // namespace
 
 std::unique_ptr<LiteralDatabase> LiteralDatabase::Build(const std::vector<std::string>& literals,
                                                         const std::vector<uint8_t>& keep_case,
-                                                        const std::vector<uint32_t>& hit_flags) {
+                                                        const std::vector<uint32_t>& hit_flags,
+                                                        const std::string& cache_dir) {
   if (hs_valid_platform() != HS_SUCCESS || literals.empty() ||
       hit_flags.size() != literals.size() || keep_case.size() != literals.size())
     return nullptr;
@@ -289,8 +470,18 @@ std::unique_ptr<LiteralDatabase> LiteralDatabase::Build(const std::vector<std::s
     ((hit_flags[i] & ingest::kWeakHit) ? weak : strong).push_back(uint32_t(i));
   }
   if (strong.empty() && weak.empty()) return nullptr;
-  if (!CompilePart(*impl, strong, impl->strong) || !CompilePart(*impl, weak, impl->weak))
-    return nullptr;
+  if (!strong.empty()) impl->strong.covers = MakeCovers(*impl, strong);
+  if (!weak.empty()) impl->weak.covers = MakeCovers(*impl, weak);
+  const std::string material = cache_dir.empty() ? std::string() : cache::Material(*impl);
+  impl->from_cache = !cache_dir.empty() && cache::Load(cache_dir, material, *impl);
+  if (!impl->from_cache) {
+    for (Impl::Part* part : {&impl->strong, &impl->weak}) {
+      if (part->db) hs_free_database(part->db);  // what a failed load left
+      part->db = nullptr;
+    }
+    if (!CompilePart(*impl, impl->strong) || !CompilePart(*impl, impl->weak)) return nullptr;
+    if (!cache_dir.empty()) cache::Save(cache_dir, material, *impl);
+  }
   impl->serial = next_serial.fetch_add(1);
   if (!ThreadScratch(*impl)) return nullptr;
   return std::unique_ptr<LiteralDatabase>(new LiteralDatabase(std::move(impl)));
@@ -349,7 +540,8 @@ struct LiteralDatabase::Impl {};
 
 std::unique_ptr<LiteralDatabase> LiteralDatabase::Build(const std::vector<std::string>&,
                                                         const std::vector<uint8_t>&,
-                                                        const std::vector<uint32_t>&) {
+                                                        const std::vector<uint32_t>&,
+                                                        const std::string&) {
   return nullptr;
 }
 
@@ -363,6 +555,23 @@ bool LiteralDatabase::Scan(std::string_view, void (*)(void*, unsigned), void*) c
 
 LiteralDatabase::LiteralDatabase(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LiteralDatabase::~LiteralDatabase() = default;
+
+bool LiteralDatabase::from_cache() const {
+#if defined(TRIAGE_HAVE_HYPERSCAN)
+  return impl_->from_cache;
+#else
+  return false;
+#endif
+}
+
+std::string PrefilterCacheDir() {
+  if (const char* dir = std::getenv("TRIAGE_CACHE_DIR")) return dir;  // empty: no cache
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
+    return std::string(xdg) + "/triage";
+  if (const char* home = std::getenv("HOME"); home && *home == '/')
+    return std::string(home) + "/.cache/triage";
+  return {};
+}
 
 // What the whole-buffer prefilter of this build is: the Hyperscan version linked (and whether
 // this CPU can run it), or that the build has none.

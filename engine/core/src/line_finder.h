@@ -29,12 +29,18 @@ class LiteralDatabase {
   // literal whose every occurrence keep_line accepts, ingest::kWeakHit for one that only
   // weak_line may accept, 0 otherwise) marks the whole-buffer hits of literal i. Null when this
   // build or this CPU has no Hyperscan, or the compilation failed (callers then go without).
+  // With a `cache_dir`, the compiled databases are read from there when a file holds those of
+  // exactly these literals (for this Hyperscan and this CPU), else compiled and written there.
   static std::unique_ptr<LiteralDatabase> Build(const std::vector<std::string>& literals,
                                                 const std::vector<uint8_t>& keep_case,
-                                                const std::vector<uint32_t>& hit_flags);
+                                                const std::vector<uint32_t>& hit_flags,
+                                                const std::string& cache_dir = {});
   ~LiteralDatabase();
   LiteralDatabase(const LiteralDatabase&) = delete;
   LiteralDatabase& operator=(const LiteralDatabase&) = delete;
+
+  // The databases were read from the cache folder rather than compiled.
+  bool from_cache() const;
 
   // A whole-buffer finder with its own scratch space: one per stream or thread (weak hits are
   // left out when the call says weak lines do not matter). Empty if the scratch cannot be had.
@@ -59,6 +65,10 @@ class LiteralDatabase {
   bool Scan(std::string_view text, void (*call)(void*, unsigned), void* context) const;
   std::unique_ptr<Impl> impl_;
 };
+
+// Where compiled databases are kept between runs: $TRIAGE_CACHE_DIR (set and empty: nowhere),
+// else $XDG_CACHE_HOME/triage, else ~/.cache/triage.
+std::string PrefilterCacheDir();
 
 // "yes (Hyperscan 5.4.0 2023-...)" when the build linked Hyperscan, "no" otherwise (for
 // `triage --version`).

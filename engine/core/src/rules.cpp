@@ -96,7 +96,10 @@ struct RuleSet::Compiled {
   mutable std::once_flag db_once;
   mutable std::unique_ptr<detail::LiteralDatabase> db;
   const detail::LiteralDatabase* Database() const {
-    std::call_once(db_once, [this] { db = detail::LiteralDatabase::Build(db_literals, db_keep_case, db_flags); });
+    std::call_once(db_once, [this] {
+      db = detail::LiteralDatabase::Build(db_literals, db_keep_case, db_flags,
+                                          detail::PrefilterCacheDir());
+    });
     return db.get();
   }
 };
