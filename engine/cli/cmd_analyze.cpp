@@ -178,7 +178,7 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
 class RangeReader {
  public:
   explicit RangeReader(int fd) : fd_(fd), buf_(kSlice) {}
-  static constexpr size_t kSlice = 1u << 20;
+  static constexpr size_t kSlice = 1u << 18;  // in a core's L2, as IngestSource's blocks
 
   // Up to kSlice bytes at `pos`; empty at the file's end (then cut_short() tells whether that
   // came before `expected_end`) or on a read error.

@@ -280,9 +280,11 @@ Status IngestSource(ByteSource& source, uint32_t source_id, const IngestOptions&
   IngestOptions with_time = options;
   if (with_time.reference_time == 0) with_time.reference_time = source.mtime();
   EventStream stream(source_id, std::move(with_time), sink);
-  // Large blocks keep the per-call overhead negligible; 1 MiB stays well inside the memory
-  // budget and in L2 of common server cores.
-  std::vector<char> buf(1 << 20);
+  // Blocks of 256 KiB: the copy from the page cache and the scans of each block stay in a
+  // core's L2. Measured on a 2-core EPYC (512 KiB of L2 per core) over a 256 MiB service log:
+  // the reads' system time is 0.07 s with these, 0.2 to 0.3 s with 128 KiB, 512 KiB and 1 MiB
+  // blocks, and the whole analysis a tenth faster (bench/README.md).
+  std::vector<char> buf(size_t(1) << 18);
   uint64_t total = 0;
   uint64_t next_progress = 0;
   Status status;

@@ -181,7 +181,8 @@ constexpr size_t kCoverBytes = 12;
 // lower case for a literal found in any case); then, shortest first, a cover that holds a
 // shorter one is dropped, its members going to that one at the offset the shorter one has
 // inside it. A cover found in any case may stand for literals that keep theirs (its hit is
-// confirmed in their case), never the reverse.
+// confirmed in their case), never the reverse; it also stands for the same text kept in its
+// case.
 std::vector<Impl::Cover> MakeCovers(const Impl& impl, const std::vector<uint32_t>& ids) {
   using Member = Impl::Member;
   using Key = std::pair<std::string, bool>;  // text, keeps its case
@@ -192,8 +193,12 @@ std::vector<Impl::Cover> MakeCovers(const Impl& impl, const std::vector<uint32_t
   std::vector<const Key*> order;
   order.reserve(prefixes.size());
   for (const auto& entry : prefixes) order.push_back(&entry.first);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Key* a, const Key* b) { return a->first.size() < b->first.size(); });
+  // Shortest first; of one length, those in any case first (one may stand for the same text
+  // kept in its case).
+  std::stable_sort(order.begin(), order.end(), [](const Key* a, const Key* b) {
+    if (a->first.size() != b->first.size()) return a->first.size() < b->first.size();
+    return !a->second && b->second;
+  });
   std::vector<Impl::Cover> covers;
   std::unordered_map<std::string_view, uint32_t> kept[2];  // by keep_case: cover -> index
   std::string lowered;
@@ -205,17 +210,19 @@ std::vector<Impl::Cover> MakeCovers(const Impl& impl, const std::vector<uint32_t
       for (auto& ch : lowered) ch = Impl::Lower(ch);
     }
     // A shorter kept cover inside p: the leftmost, then the shortest; one in any case inside
-    // p in lower case too, where p keeps its case.
+    // p in lower case too (or equal to it), where p keeps its case.
     const uint32_t* into = nullptr;
     uint32_t offset = 0;
     for (size_t from = 0; from < p.size() && !into; ++from) {
-      for (size_t len = 1; from + len <= p.size() && len < p.size() && !into; ++len) {
+      for (size_t len = 1; from + len <= p.size() && !into; ++len) {
+        const bool whole = len == p.size();
+        if (whole && !keeps) break;  // p itself
         auto look = [&](int cls, std::string_view text) {
           auto it = kept[cls].find(text.substr(from, len));
           if (it != kept[cls].end()) into = &it->second, offset = uint32_t(from);
         };
         look(0, keeps ? std::string_view(lowered) : std::string_view(p));
-        if (!into && keeps) look(1, p);
+        if (!into && keeps && !whole) look(1, p);
       }
     }
     std::vector<Member>& members = prefixes[*key];

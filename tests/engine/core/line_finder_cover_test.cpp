@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 
 // Rules whose literals share their first bytes ("CUDA failure: ..."), hold one another ("worker
 // died" in "the worker died unexpectedly"), differ only in case ([Ee]rror), come from a pattern
-// that ignores case, and one that only benign lines hold.
+// that ignores case (one with the first bytes of one that keeps its case), and one that only
+// benign lines hold.
 constexpr const char* kRules = R"(
 [[signature]]
 id       = "t.oom"
@@ -51,6 +52,10 @@ pattern  = '''the worker died unexpectedly'''
 [[signature]]
 id       = "t.either_case"
 pattern  = '''[Ee]ngine core failed'''
+
+[[signature]]
+id       = "t.any_case_same_start"
+pattern  = '''(?i)engine core failure detected'''
 
 [[signature]]
 id       = "t.any_case"
@@ -111,6 +116,7 @@ TEST_F(LineFinderCovers, ReportsExactlyTheLinesThatHoldALiteralInItsCase) {
       {"Engine core failed to start", true},
       {"engine core failed to start", true},
       {"ENGINE CORE FAILED", false},
+      {"ENGINE CORE FAILURE DETECTED", true},  // its first bytes as the one above, any case
       {"OSError: Port 8000 is already in use", true},                // the pattern ignores case
       {"oserror: PORT 8000 IS ALREADY IN USE", true},
       {"INFO: 10.0.0.1 - \"GET /health HTTP/1.1\" 200 OK", false},  // benign: weak only
@@ -127,7 +133,7 @@ TEST_F(LineFinderCovers, ReportsExactlyTheLinesThatHoldALiteralInItsCase) {
   }
   EXPECT_EQ(HitLines(text, false), want);
   // With weak hits wanted, the access line is reported as well.
-  want.insert(14);
+  want.insert(15);
   EXPECT_EQ(HitLines(text, true), want);
 }
 
