@@ -51,6 +51,12 @@ bool IsTracebackHead(std::string_view m) {
 bool IsNewRecordLine(std::string_view tm) {
   const size_t bar = tm.find("%|");
   if (bar != std::string_view::npos && bar > 0 && IsDigit(tm[bar - 1])) return true;
+  return IsPythonWarning(tm);
+}
+
+}  // namespace
+
+bool IsPythonWarning(std::string_view tm) {
   const size_t w = tm.find("Warning: ");
   if (w == std::string_view::npos) return false;
   const size_t py = tm.rfind(".py:", w);
@@ -63,6 +69,8 @@ bool IsNewRecordLine(std::string_view tm) {
     if (!IsIdent(tm[k])) return false;
   return true;
 }
+
+namespace {
 
 // IPython: "ValueError                                Traceback (most recent call last)"
 bool IsIPythonHead(std::string_view m, std::string_view& type) {

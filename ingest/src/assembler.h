@@ -101,4 +101,8 @@ bool ParseFrameLine(std::string_view trimmed, Frame& frame);
 // "pkg.SomeError: message" (or a bare "KeyboardInterrupt"); false when the line is no exception.
 bool ParseExceptionLine(std::string_view message, std::string_view& type, std::string_view& text);
 
+// A line Python's warnings module printed: "path/x.py:441: UserWarning: message" (anything may
+// come before the path, a progress bar the warning interrupted).
+bool IsPythonWarning(std::string_view text);
+
 }  // namespace triage::ingest::detail

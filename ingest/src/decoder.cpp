@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "assembler.h"
 #include "json_line.h"
 #include "triage/json.h"
 
@@ -955,7 +956,9 @@ void Decoder::Decode(const LineView& line, DecodedLine& out, LineMeta& meta) {
   im.ParsePlain(text, env, message);
   if (!env.has_time() && out.json && !json.time.empty()) Impl::JsonTime(json.time, env);
   if (out.json) meta.json_time = json.time;
-  const Level level = json_level ? json_level : env.level;
+  Level level = json_level ? json_level : env.level;
+  // A Python warning has no level word of its own; it is one all the same.
+  if (!level && detail::IsPythonWarning(message)) level = kWarning;
 
   out.message.assign(message.data(), message.size());
   // display: the text as a person reads it, valid UTF-8.
