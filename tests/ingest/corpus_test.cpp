@@ -70,14 +70,6 @@ TEST(Corpus, EachTracebackIsOneEventWithTheRightFinalException) {
     });
     ASSERT_TRUE(st.ok()) << st.message();
     EXPECT_GT(lines, 0u);
-    // A known gap: a notebook's paste that prints the exception first and its frames after it,
-    // without a "Traceback" head ("ValueError: ...", then "File <command-...>, line 5" and
-    // "---->" frames): its frames are not assembled into a traceback. The engine still reads the
-    // exception's line.
-    if (id == "bonito-7") {
-      EXPECT_TRUE(tbs.empty()) << "the gap is closed: check this log as the others";
-      continue;
-    }
     EXPECT_EQ(tbs.size(), want.tracebacks);
     if (want.tracebacks == 0 || tbs.empty()) continue;
     // A known gap: every line of this traceback carries a prefix the decoder does not know (a
