@@ -45,6 +45,16 @@ std::string Crash(int k, int n) {
   return b;
 }
 
+// The watch command line of these tests: nothing closes on a timer (the quiet gap and the settle
+// time are an hour), and the daemon looks at its files every 50 ms.
+std::vector<std::string> WatchArgs(const fs::path& db, const fs::path& dir, bool debug = false) {
+  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle", "3600",
+                                   "--heartbeat", "0.05"};
+  if (debug) args.insert(args.end(), {"--log-level", "debug"});
+  args.push_back(dir.string());
+  return args;
+}
+
 int Trials() {
   const char* e = std::getenv("TRIAGE_FAULT_TRIALS");
   int n = e ? std::atoi(e) : 50;
@@ -75,9 +85,7 @@ TEST_F(FaultTest, RandomRotationsAndKillsLoseNothingAndCountNothingTwice) {
     const std::string names[3] = {"oom.log", "trace.log", "segv.log"};
     int written[3] = {0, 0, 0};
     int next[3] = {0, 0, 0};
-    std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                     "3600", "--heartbeat", "0.05", "--log-level", "debug",
-                                     dir.string()};
+    const std::vector<std::string> args = WatchArgs(db, dir, /*debug=*/true);
     std::unique_ptr<WatchProcess> w;
     auto stored_total = [&] { return TotalOccurrences(CauseOccurrences(db)); };
     auto all_written = [&] { return written[0] + written[1] + written[2]; };
@@ -175,8 +183,7 @@ TEST_F(FaultTest, CopytruncateRightAfterAStartLosesNothing) {
     fs::path db = tmp_ / ("ct-" + std::to_string(round) + ".db");
     fs::create_directories(dir);
     const fs::path live = dir / "oom.log";
-    std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                     "3600", "--heartbeat", "0.05", dir.string()};
+    const std::vector<std::string> args = WatchArgs(db, dir);
     int n = 0;
     auto crashes = [&](int count) {
       std::string b;
@@ -210,8 +217,7 @@ TEST_F(FaultTest, CopytruncateRightAfterAStartLosesNothing) {
 TEST_F(FaultTest, ACopytruncateThenARenameSeenAtOnceReadTheCopyOnce) {
   const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log";
   fs::create_directories(dir);
-  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                   "3600", "--heartbeat", "0.05", dir.string()};
+  const std::vector<std::string> args = WatchArgs(db, dir);
   auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
   WatchProcess w(tmp_.path(), args);
   Append(live, {Crash(1, 0) + Crash(1, 1)}, 0, 1);
@@ -237,8 +243,7 @@ TEST_F(FaultTest, ACopytruncateThenAMoveAwayReadsTheUnreadBytesFromTheCopy) {
   const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log";
   fs::create_directories(dir);
   fs::create_directories(tmp_ / "elsewhere");
-  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                   "3600", "--heartbeat", "0.05", dir.string()};
+  const std::vector<std::string> args = WatchArgs(db, dir);
   auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
   WatchProcess w(tmp_.path(), args);
   Append(live, {Crash(1, 0)}, 0, 1);
@@ -261,8 +266,7 @@ TEST_F(FaultTest, ACopytruncateThenAMoveAwayReadsTheUnreadBytesFromTheCopy) {
 TEST_F(FaultTest, AFileTruncatedAndWrittenAgainWhileDownCountsItsNewCrashes) {
   const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "segv.log";
   fs::create_directories(dir);
-  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                   "3600", "--heartbeat", "0.05", dir.string()};
+  const std::vector<std::string> args = WatchArgs(db, dir);
   auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
   Append(live, {Crash(2, 0) + Crash(2, 1)}, 0, 1);
   {
@@ -289,9 +293,7 @@ TEST_F(FaultTest, ACopyOnAnInodeReadToNothingIsStillACopy) {
   const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db";
   const fs::path live = dir / "segv.log", old = dir / "segv.log.1";
   fs::create_directories(dir);
-  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                   "3600", "--heartbeat", "0.05", "--log-level", "debug",
-                                   dir.string()};
+  const std::vector<std::string> args = WatchArgs(db, dir, /*debug=*/true);
   auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
   Append(old, {Crash(2, 0)}, 0, 1);
   Append(live, {Crash(2, 1)}, 0, 1);
@@ -321,8 +323,7 @@ TEST_F(FaultTest, ACopyCreatedEmptyBeforeItsOriginalWasReadIsACopy) {
   const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log",
                  copy = dir / "trace.log.1";
   fs::create_directories(dir);
-  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                   "3600", "--heartbeat", "0.05", dir.string()};
+  const std::vector<std::string> args = WatchArgs(db, dir);
   auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
   WatchProcess w(tmp_.path(), args);
   w.Signal(SIGSTOP);
@@ -344,9 +345,7 @@ TEST_F(FaultTest, ACopyCreatedEmptyBeforeItsOriginalWasReadIsACopy) {
 TEST_F(FaultTest, ACopyOfAFileSeenEmptyAndNotReadYetIsACopy) {
   const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log";
   fs::create_directories(dir);
-  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                   "3600", "--heartbeat", "0.05", "--log-level", "debug",
-                                   dir.string()};
+  const std::vector<std::string> args = WatchArgs(db, dir, /*debug=*/true);
   auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
   WatchProcess w(tmp_.path(), args);
   Append(live, {}, 0, 0);
@@ -371,8 +370,7 @@ TEST_F(FaultTest, ACopyOfAFileSeenEmptyAndNotReadYetIsACopy) {
 TEST_F(FaultTest, ACopyOfARecreatedFileSeenWithItIsACopyOfTheNewFile) {
   const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "trace.log";
   fs::create_directories(dir);
-  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                   "3600", "--heartbeat", "0.05", dir.string()};
+  const std::vector<std::string> args = WatchArgs(db, dir);
   auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
   WatchProcess w(tmp_.path(), args);
   Append(live, {Crash(1, 0)}, 0, 1);
@@ -398,9 +396,7 @@ TEST_F(FaultTest, ACopyOfARecreatedFileSeenWithItIsACopyOfTheNewFile) {
 TEST_F(FaultTest, ACrashWrittenAgainInARecreatedFileCountsAgain) {
   const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "segv.log";
   fs::create_directories(dir);
-  std::vector<std::string> args = {"--db", db.string(), "--quiet-gap", "3600", "--settle",
-                                   "3600", "--heartbeat", "0.05", "--log-level", "debug",
-                                   dir.string()};
+  const std::vector<std::string> args = WatchArgs(db, dir, /*debug=*/true);
   auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
   const std::vector<std::string> crash = {Crash(2, 0)};
   Append(live, crash, 0, 1);
