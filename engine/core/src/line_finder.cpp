@@ -9,6 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "triage/fnv.h"
+
 #if defined(TRIAGE_HAVE_HYPERSCAN)
 #include <dirent.h>
 #include <fcntl.h>
@@ -299,11 +301,6 @@ constexpr std::string_view kMagic = "triage prefilter cache 1\n";
 constexpr size_t kMaxFile = size_t(256) << 20;
 constexpr int kKeep = 4;  // files kept in the folder: the newest
 
-uint64_t Fnv(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ULL) {
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
-
 void PutU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
 }
@@ -336,7 +333,7 @@ std::string Material(const Impl& impl) {
 std::string FileName(const std::string& material) {
   static const char* hex = "0123456789abcdef";
   std::string name = "prefilter-";
-  const uint64_t h = Fnv(material);
+  const uint64_t h = Fnv1a64(material);
   for (int i = 15; i >= 0; --i) name += hex[(h >> (4 * i)) & 0xf];
   return name + ".hsdb";
 }
@@ -374,7 +371,7 @@ bool Load(const std::string& dir, const std::string& material, Impl& impl) {
   if (!GetU64(in, mlen) || mlen > in.size() || in.substr(0, mlen) != material) return false;
   in.remove_prefix(mlen);
   if (!GetU64(in, slen) || !GetU64(in, wlen) || !GetU64(in, sum) || slen > in.size() ||
-      wlen != in.size() - slen || Fnv(in) != sum)
+      wlen != in.size() - slen || Fnv1a64(in) != sum)
     return false;
   Impl::Part* parts[2] = {&impl.strong, &impl.weak};
   const uint64_t lens[2] = {slen, wlen};
@@ -417,7 +414,7 @@ void Save(const std::string& dir, const std::string& material, const Impl& impl)
   }
   PutU64(out, blobs[0].size());
   PutU64(out, blobs[1].size());
-  PutU64(out, Fnv(blobs[0] + blobs[1]));
+  PutU64(out, Fnv1a64(blobs[1], Fnv1a64(blobs[0])));
   out += blobs[0];
   out += blobs[1];
   std::string tmp = dir + "/.prefilter-XXXXXX";

@@ -820,32 +820,6 @@ struct RenderedForm {
   std::string word;
 };
 
-// The longest piece of a form's fixed text that every match shows byte for byte: runs of two
-// or more blanks (any run of blanks matches them) and bytes a JSON envelope rewrites end a
-// piece, as they do a derived literal (docs/rule-format.md, "The prefilter").
-std::string LongestFixedPiece(std::string_view text) {
-  std::string best, cur;
-  auto done = [&] {
-    while (!cur.empty() && cur.back() == ' ') cur.pop_back();
-    size_t lead = cur.find_first_not_of(' ');
-    if (lead != std::string::npos && cur.size() - lead > best.size()) best = cur.substr(lead);
-    cur.clear();
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const bool blank_run = (c == ' ' || c == '\t') && i + 1 < text.size() &&
-                           (text[i + 1] == ' ' || text[i + 1] == '\t');
-    if (blank_run || c == '\t' || c == '<' || c == '>' || c == '&' || c < 0x20 || c >= 0x7f) {
-      done();
-      while (i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '\t')) ++i;
-      continue;
-    }
-    cur.push_back(char(c));
-  }
-  done();
-  return best;
-}
-
 // A byte that ends a piece of fixed text: one a JSON envelope rewrites, a tab, or a blank
 // before another (a run of blanks matches any run).
 bool EndsPiece(std::string_view text, size_t i) {
@@ -853,6 +827,23 @@ bool EndsPiece(std::string_view text, size_t i) {
   if (c == '\t' || c == '<' || c == '>' || c == '&' || c < 0x20 || c >= 0x7f) return true;
   return c == ' ' && ((i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '\t')) ||
                       (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t')));
+}
+
+// The longest piece of a form's fixed text that every match shows byte for byte: runs of two
+// or more blanks (any run of blanks matches them) and bytes a JSON envelope rewrites end a
+// piece, as they do a derived literal (docs/rule-format.md, "The prefilter").
+std::string LongestFixedPiece(std::string_view text) {
+  std::string_view best;
+  for (size_t i = 0; i < text.size();) {
+    while (i < text.size() && EndsPiece(text, i)) ++i;
+    const size_t from = i;
+    while (i < text.size() && !EndsPiece(text, i)) ++i;
+    std::string_view piece = text.substr(from, i - from);
+    while (!piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
+    while (!piece.empty() && piece.back() == ' ') piece.remove_suffix(1);
+    if (piece.size() > best.size()) best = piece;
+  }
+  return std::string(best);
 }
 
 // The fixed text `text` starts with, and the one it ends with.

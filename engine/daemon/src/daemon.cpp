@@ -43,6 +43,7 @@
 #include "triage/core/rules.h"
 #include "triage/daemon/file_selector.h"
 #include "triage/daemon/metrics.h"
+#include "triage/fnv.h"
 #include "triage/store/store.h"
 #include "verify_worker.h"
 
@@ -137,12 +138,9 @@ std::string ReadAt(int fd, uint64_t offset, size_t n) {
   return out;
 }
 
-// FNV-1a 64: the fingerprint of a file's first bytes in its checkpoint.
-uint64_t HeadHash(std::string_view bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+// The fingerprint of a file's first bytes in its checkpoint. Its start value is not FNV's own
+// (a digit short of it), and stays what the checkpoints stored so far were made with.
+uint64_t HeadHash(std::string_view bytes) { return Fnv1a64(bytes, 1469598103934665603ull); }
 
 // A name for the file behind `fd` that every reader of it works out alike: its device, inode
 // and birth time (to the nanosecond), so that two daemons reading one file (a log folder two
@@ -324,12 +322,13 @@ bool FailureMayBeOpen(const Tail& t) {
   return t.pipe && t.pipe->assembling() && !t.pipe->failure_seen() && !t.traceback_seen;
 }
 
-// The copy (of `copy_size` bytes, at least as many as were read from `original`) holds bytes
-// that `original` no longer does: it is shorter than the copy now, or starts otherwise.
-bool LostToTheCopy(const Tail& original, const Tail& copy, uint64_t copy_size) {
-  struct stat ost {};
-  if (copy_size < original.fed_offset() || fstat(original.fd, &ost) != 0) return false;
-  if (static_cast<uint64_t>(ost.st_size) < copy_size) return true;
+// The copy (of `copy_size` bytes, at least as many as were read from `original`, which has
+// `original_size` now) holds bytes that `original` no longer does: it is shorter than the copy
+// now, or starts otherwise.
+bool LostToTheCopy(const Tail& original, const Tail& copy, uint64_t original_size,
+                   uint64_t copy_size) {
+  if (copy_size < original.fed_offset()) return false;
+  if (original_size < copy_size) return true;
   const size_t n = static_cast<size_t>(std::min<uint64_t>(copy_size, kHeadBytes));
   return ReadAt(original.fd, 0, n) != ReadAt(copy.fd, 0, n);
 }
@@ -423,6 +422,7 @@ class Daemon {
   void AfterFeed(Tail& t);
   void FlushOpenEvents(Tail& t);
   void OnTruncated(Tail& t, uint64_t size);
+  void Truncated(Tail& t, uint64_t size, Tail* copy);
   void HandOver(Tail& original, Tail& copy);
   void StartOver(Tail& t);
   void DecidePendingCopy(Tail& t, bool deadline_passed, Tail* original = nullptr);
@@ -1425,7 +1425,6 @@ void Daemon::ForgetCheckpoint(const Tail& t) {
 // content lives on in the copy, if one appeared; the copy takes over this file's pipeline from
 // where it stood, and this file starts again from its first byte.
 void Daemon::OnTruncated(Tail& t, uint64_t size) {
-  ++counters_.truncations;
   Reconcile(t.folder, t.wd, false);  // the copy's creation may still be queued
   Tail* copy = nullptr;
   for (auto& [id, c] : tails_) {
@@ -1437,6 +1436,13 @@ void Daemon::OnTruncated(Tail& t, uint64_t size) {
       break;
     }
   }
+  Truncated(t, size, copy);
+}
+
+// `t` was truncated to `size` bytes, and `copy` (null: none is known) holds what it had: the
+// copy goes on where `t` was read to, and `t` starts again from its first byte.
+void Daemon::Truncated(Tail& t, uint64_t size, Tail* copy) {
+  ++counters_.truncations;
   Info("file.truncated", {{"path", t.path},
                           {"offset", std::to_string(t.read_offset)},
                           {"size", std::to_string(size)},
@@ -1508,14 +1514,12 @@ void Daemon::DecidePendingCopy(Tail& t, bool deadline_passed, Tail* original) {
   // Unless the original was truncated before its shrinking was seen (then moved away, or the
   // deadline came first): the bytes it was not read to are in the copy only, read from there on.
   if (!original) original = FindTail(t.copy_of);
+  struct stat ost {};
   if (original && original->kind != Tail::Kind::kPendingCopy && original->pipe &&
-      LostToTheCopy(*original, t, static_cast<uint64_t>(st.st_size))) {
-    ++counters_.truncations;
-    Info("file.truncated", {{"path", original->path},
-                            {"offset", std::to_string(original->read_offset)},
-                            {"copy", t.path}});
-    HandOver(*original, t);
-    StartOver(*original);
+      fstat(original->fd, &ost) == 0 &&
+      LostToTheCopy(*original, t, static_cast<uint64_t>(ost.st_size),
+                    static_cast<uint64_t>(st.st_size))) {
+    Truncated(*original, static_cast<uint64_t>(ost.st_size), &t);
     return;
   }
   t.kind = Tail::Kind::kLive;

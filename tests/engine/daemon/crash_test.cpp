@@ -48,6 +48,26 @@ class CrashTest : public WatchFolderTest {
     return WaitUntil([&] { return HeartbeatCounter(db_, "running") == 1; }, 10s);
   }
   int64_t Stored() { return TotalOccurrences(CauseOccurrences(db_)); }
+
+  // `crash` written to `name` with settle times longer than the test: nothing is stored until
+  // SIGTERM, which stores it once, and the next life does not store it again.
+  void ExpectOnlyTheStopWritesIt(const std::string& name, const std::string& crash) {
+    std::vector<std::string> args = Args();
+    args.insert(args.begin(), {"--settle", "600"});
+    WatchProcess w(tmp_.path(), args);
+    ASSERT_TRUE(Running(w)) << w.Log();
+    fs::path log = dir_ / name;
+    Append(log, {crash}, 0, 1);
+    ASSERT_TRUE(WaitUntil(
+        [&] { return HeartbeatCounter(db_, "bytes") >= int64_t(FileSize(log)); }, 10s));
+    EXPECT_EQ(Stored(), 0);
+    EXPECT_EQ(w.Stop(SIGTERM), 0);
+    EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
+    WatchProcess again(tmp_.path(), args);
+    ASSERT_TRUE(Running(again)) << again.Log();
+    EXPECT_EQ(again.Stop(SIGTERM), 0);
+    EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
+  }
 };
 
 TEST_F(CrashTest, ATracebackCrashIsStoredWithinTwoSecondsOfTheFileGoingQuiet) {
@@ -97,23 +117,7 @@ TEST_F(CrashTest, ATracebackWrittenOverSeveralWritesIsOneIncident) {
 }
 
 TEST_F(CrashTest, SigtermWritesACompleteTracebackCrashBeforeExiting) {
-  // Settle times longer than the test: only the stop can write it.
-  std::vector<std::string> args = Args();
-  args.insert(args.begin(), {"--settle", "600"});
-  WatchProcess w(tmp_.path(), args);
-  ASSERT_TRUE(Running(w)) << w.Log();
-  fs::path log = dir_ / "trainer.log";
-  Append(log, {CudaOomTraceback()}, 0, 1);
-  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db_, "bytes") >= int64_t(FileSize(log)); },
-                        10s));
-  EXPECT_EQ(Stored(), 0);
-  EXPECT_EQ(w.Stop(SIGTERM), 0);
-  EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
-  // The next life does not write it again.
-  WatchProcess again(tmp_.path(), args);
-  ASSERT_TRUE(Running(again)) << again.Log();
-  EXPECT_EQ(again.Stop(SIGTERM), 0);
-  EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
+  ExpectOnlyTheStopWritesIt("trainer.log", CudaOomTraceback());
 }
 
 TEST_F(CrashTest, AHandlerTracebackThatEndsTheFileIsStoredWithinTwoSeconds) {
@@ -285,23 +289,7 @@ TEST_F(CrashTest, AnOpenBlockWithoutAFailureWaitsForTheQuietGap) {
 }
 
 TEST_F(CrashTest, SigtermWritesADumpThatNothingClosedBeforeExiting) {
-  // Settle times longer than the test: only the stop can write it.
-  std::vector<std::string> args = Args();
-  args.insert(args.begin(), {"--settle", "600"});
-  WatchProcess w(tmp_.path(), args);
-  ASSERT_TRUE(Running(w)) << w.Log();
-  fs::path log = dir_ / "worker.log";
-  Append(log, {FaulthandlerDump()}, 0, 1);
-  ASSERT_TRUE(WaitUntil([&] { return HeartbeatCounter(db_, "bytes") >= int64_t(FileSize(log)); },
-                        10s));
-  EXPECT_EQ(Stored(), 0);
-  EXPECT_EQ(w.Stop(SIGTERM), 0);
-  EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
-  // The next life does not write it again.
-  WatchProcess again(tmp_.path(), args);
-  ASSERT_TRUE(Running(again)) << again.Log();
-  EXPECT_EQ(again.Stop(SIGTERM), 0);
-  EXPECT_EQ(Stored(), 1) << ToString(CauseOccurrences(db_));
+  ExpectOnlyTheStopWritesIt("worker.log", FaulthandlerDump());
 }
 
 TEST_F(CrashTest, ASecondWatchOnTheSameDatabaseRefuses) {

@@ -55,6 +55,18 @@ std::vector<std::string> WatchArgs(const fs::path& db, const fs::path& dir, bool
   return args;
 }
 
+// The end of a case: once as many occurrences as `want` holds are stored, a crash read twice has
+// a while to show, the daemon stops (SIGTERM), and what is stored is `want`, per cause.
+void ExpectStoredOnce(WatchProcess& w, const fs::path& db,
+                      const std::map<std::string, int64_t>& want) {
+  EXPECT_TRUE(WaitUntil(
+      [&] { return TotalOccurrences(CauseOccurrences(db)) >= TotalOccurrences(want); }, 20s))
+      << w.Log();
+  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), want) << w.Log();
+}
+
 int Trials() {
   const char* e = std::getenv("TRIAGE_FAULT_TRIALS");
   int n = e ? std::atoi(e) : 50;
@@ -229,10 +241,7 @@ TEST_F(FaultTest, ACopytruncateThenARenameSeenAtOnceReadTheCopyOnce) {
   fs::rename(live, dir / "trace.log.1");
   w.Signal(SIGCONT);
   Append(live, {Crash(1, 2)}, 0, 1);
-  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
-  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
-  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
-  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+  ExpectStoredOnce(w, db, {{"cuda.oom", 3}});
 }
 
 // Trial 46 again, where a look at the folder missed the original under its new name (a listing
@@ -254,10 +263,7 @@ TEST_F(FaultTest, ACopytruncateThenAMoveAwayReadsTheUnreadBytesFromTheCopy) {
   ASSERT_EQ(truncate(live.c_str(), 0), 0);
   fs::rename(live, tmp_ / "elsewhere" / "trace.log");
   w.Signal(SIGCONT);
-  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
-  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
-  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
-  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+  ExpectStoredOnce(w, db, {{"cuda.oom", 3}});
 }
 
 // Trial 163's case: a copytruncate while the daemon is down, and the truncated file written
@@ -278,11 +284,7 @@ TEST_F(FaultTest, AFileTruncatedAndWrittenAgainWhileDownCountsItsNewCrashes) {
   ASSERT_EQ(truncate(live.c_str(), 0), 0);
   Append(live, {Crash(2, 2) + Crash(2, 3) + Crash(2, 4)}, 0, 1);
   WatchProcess w(tmp_.path(), args);
-  EXPECT_TRUE(WaitUntil([&] { return stored() >= 5; }, 20s)) << w.Log();
-  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
-  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
-  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"native.crash", 5}}))
-      << w.Log();
+  ExpectStoredOnce(w, db, {{"native.crash", 5}});
 }
 
 // Trial 225's case: a copy made while the daemon is down lands on an inode whose checkpoint says
@@ -334,10 +336,7 @@ TEST_F(FaultTest, ACopyCreatedEmptyBeforeItsOriginalWasReadIsACopy) {
   Append(copy, {Crash(1, 0)}, 0, 1);
   ASSERT_EQ(truncate(live.c_str(), 0), 0);
   Append(live, {Crash(1, 1) + Crash(1, 2)}, 0, 1);
-  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
-  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
-  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
-  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+  ExpectStoredOnce(w, db, {{"cuda.oom", 3}});
 }
 
 // Trial 6 again: a file seen created empty, then written and copied before the daemon read it:
@@ -358,10 +357,7 @@ TEST_F(FaultTest, ACopyOfAFileSeenEmptyAndNotReadYetIsACopy) {
   ASSERT_TRUE(WaitUntil([&] { return stored() >= 1; }, 20s)) << w.Log();
   ASSERT_EQ(truncate(live.c_str(), 0), 0);
   Append(live, {Crash(1, 1) + Crash(1, 2)}, 0, 1);
-  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
-  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
-  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
-  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+  ExpectStoredOnce(w, db, {{"cuda.oom", 3}});
 }
 
 // Trial 6's other case: a file deleted and written again, then copied under a rotation name,
@@ -383,10 +379,7 @@ TEST_F(FaultTest, ACopyOfARecreatedFileSeenWithItIsACopyOfTheNewFile) {
   ASSERT_TRUE(WaitUntil([&] { return stored() == 2; }, 20s)) << w.Log();
   ASSERT_EQ(truncate(live.c_str(), 0), 0);
   Append(live, {Crash(1, 2)}, 0, 1);
-  EXPECT_TRUE(WaitUntil([&] { return stored() >= 3; }, 20s)) << w.Log();
-  std::this_thread::sleep_for(300ms);  // a crash read twice would show now
-  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
-  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 3}})) << w.Log();
+  ExpectStoredOnce(w, db, {{"cuda.oom", 3}});
 }
 
 // Trial 15's case: a log deleted and written again with a crash whose failing line has no time,
