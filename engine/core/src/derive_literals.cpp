@@ -153,6 +153,14 @@ class Deriver {
     };
     auto extend = [&](const std::vector<std::string>& set) {
       if (!run) run = std::vector<std::string>{""};
+      if (set.size() == 1) {
+        // One more fixed piece (most atoms are one character): appended in place. The strings
+        // stay distinct; their order may change, and every reader sorts what it keeps.
+        for (auto& s : *run) s += set[0];
+        if (whole)
+          for (auto& s : *whole) s += set[0];
+        return;
+      }
       if (run->size() * set.size() > kMaxVariants) {
         // Too many variants: close the run and start a new one with this item.
         end_run();

@@ -80,7 +80,17 @@ struct RuleSet::Compiled {
     });
     return r;
   }
-  detail::LiteralScanner scanner;          // every literal: candidates for matching
+  // Every literal, for telling a text's candidates where the Hyperscan database is missing or
+  // its scan failed: built on first use (its tables cost a start a few milliseconds).
+  std::vector<std::string> scanner_literals;
+  std::vector<uint8_t> scanner_keep_case;
+  mutable std::once_flag scanner_once;
+  mutable detail::LiteralScanner scanner_;
+  const detail::LiteralScanner& Scanner() const {
+    std::call_once(scanner_once,
+                   [this] { scanner_ = detail::LiteralScanner(scanner_literals, scanner_keep_case); });
+    return scanner_;
+  }
   detail::LiteralScanner keep_scanner;     // literals of signatures that are not only benign
   detail::LiteralScanner benign_scanner;   // literals of benign-only signatures
   std::vector<std::vector<int>> literal_signatures;  // literal index -> signatures
@@ -206,7 +216,7 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
     if (id < scanner_literals) candidates_of(id);  // not an ingest starter
   };
   const detail::LiteralDatabase* db = c.Database();
-  if (!db || !db->ForEachLiteral(text, candidates_of_id)) c.scanner.ForEach(text, candidates_of);
+  if (!db || !db->ForEachLiteral(text, candidates_of_id)) c.Scanner().ForEach(text, candidates_of);
   if (c.unfiltered_set) {
     std::vector<int> v;
     if (c.unfiltered_set->Match(text, &v))
@@ -1341,7 +1351,8 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
       }
     }
   }
-  c->scanner = detail::LiteralScanner(literals, keep_case);
+  c->scanner_literals = literals;
+  c->scanner_keep_case = keep_case;
   {
     std::vector<std::string> keep, benign;
     std::vector<uint8_t> keep_case_of_keep, keep_case_of_benign;
