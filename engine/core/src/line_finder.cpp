@@ -27,11 +27,12 @@ namespace triage::core::detail {
 // Two Hyperscan databases: one of the literals whose hits may be weak (ingest::kWeakHit, the
 // benign lines, a third of a busy service log), scanned only while weak hits matter, and one of
 // all the others. Each holds covers, not the literals themselves: a literal's first
-// kCoverBytes bytes, and of those only the ones that hold no shorter cover. Hyperscan's scan
-// costs grow with the literals it holds (the vocabulary tables brought 1,600, a third of them
-// sharing their start with another), and with those it must find in any case (a caseless
-// literal widens every byte's reach); the covers are two thirds as many, and those of literals
-// that keep their case keep it. A cover's hit is confirmed where it stands against each literal
+// kCoverBytes bytes, and of those only the ones that hold no shorter cover, nor stand only for
+// literals that hold another cover further on (Absorb). Hyperscan's scan costs grow with the
+// literals it holds (the vocabulary tables brought 1,600, a third of them sharing their start
+// with another), and with those it must find in any case (a caseless literal widens every
+// byte's reach); the covers are half as many, and those of literals that keep their case keep
+// it. A cover's hit is confirmed where it stands against each literal
 // it stands for (the literal's own bytes, in its case or any, at the offset the cover has inside
 // it), so the hits reported are exactly those of the literals.
 // Scratch space is per thread and grown for every database that thread scans with; a
@@ -180,6 +181,97 @@ int OnTextMatch(unsigned id, unsigned long long, unsigned long long to, unsigned
 // times slower than at 12); at 12 the shipped rules' 1,630 literals have about 1,000 covers.
 constexpr size_t kCoverBytes = 12;
 
+// The first 8 bytes of `p` (fewer when shorter), as a number.
+uint64_t Head8(const char* p, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n && i < 8; ++i) v |= uint64_t(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+
+// A cover whose every literal holds another cover somewhere past its first kCoverBytes (a
+// vocabulary row's form around a value another row has bare, "[Errno 28] No space left on
+// device" around "No space left on device") is dropped, its literals going to the covers they
+// hold, at the offsets they hold them. Longest covers are tried first; a dropped cover is no
+// one's destination, and a cover that took literals over tries them again when its turn comes.
+// The shipped rules' covers go from about 1,000 to about 840, and Hyperscan's scan costs grow
+// with their count.
+void Absorb(const Impl& impl, std::vector<Impl::Cover>& covers) {
+  using Member = Impl::Member;
+  // Covers by case and their first bytes; a 64K table of their first two bytes passes over
+  // most places at once.
+  std::unordered_multimap<uint64_t, uint32_t> by_head[2];
+  std::vector<uint8_t> pair[2];
+  std::vector<uint8_t> lengths[2];  // lengths under 8 that some cover has, by case
+  for (int k = 0; k < 2; ++k) pair[k].assign(65536, 0), lengths[k].assign(9, 0);
+  for (uint32_t i = 0; i < covers.size(); ++i) {
+    const Impl::Cover& c = covers[i];
+    if (c.size < 2) continue;  // never a destination
+    const int k = c.keep_case ? 1 : 0;
+    by_head[k].emplace(Head8(c.text.data(), c.text.size()), i);
+    pair[k][static_cast<unsigned char>(c.text[0]) | (static_cast<unsigned char>(c.text[1]) << 8)] = 1;
+    lengths[k][std::min<size_t>(c.size, 8)] = 1;
+  }
+  std::vector<uint8_t> dropped(covers.size(), 0);
+  // A cover other than `self`, not dropped, inside `lit` at or past its first byte: its index,
+  // and the offset, or false.
+  auto find_in = [&](uint32_t self, uint32_t literal, uint32_t& into, uint32_t& offset) {
+    const std::string& lit = impl.literals[literal];
+    const bool keeps = impl.keep_case[literal] != 0;
+    std::string lowered;
+    if (keeps) {
+      lowered = lit;
+      for (auto& ch : lowered) ch = Impl::Lower(ch);
+    }
+    for (int k = keeps ? 1 : 0; k >= 0; --k) {
+      const std::string& text = (keeps && k == 0) ? lowered : lit;
+      for (size_t at = 0; at + 1 < text.size(); ++at) {
+        if (!pair[k][static_cast<unsigned char>(text[at]) | (static_cast<unsigned char>(text[at + 1]) << 8)])
+          continue;
+        for (size_t len = 2; len <= 8 && at + len <= text.size(); ++len) {
+          if (len < 8 && !lengths[k][len]) continue;
+          auto [b, e] = by_head[k].equal_range(Head8(text.data() + at, len));
+          for (auto it = b; it != e; ++it) {
+            const uint32_t i = it->second;
+            const Impl::Cover& c = covers[i];
+            if (i == self || dropped[i] || std::min<size_t>(c.size, 8) != len) continue;
+            if (at + c.size > text.size() || text.compare(at, c.size, c.text) != 0) continue;
+            into = i;
+            offset = uint32_t(at);
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  };
+  std::vector<uint32_t> order(covers.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return covers[a].size > covers[b].size; });
+  std::vector<std::pair<uint32_t, Member>> moves;
+  for (uint32_t x : order) {
+    moves.clear();
+    bool all = !covers[x].members.empty();
+    for (const Member& m : covers[x].members) {
+      uint32_t into = 0, offset = 0;
+      if (!find_in(x, m.literal, into, offset)) {
+        all = false;
+        break;
+      }
+      moves.emplace_back(into, Member{m.literal, offset});
+    }
+    if (!all) continue;
+    dropped[x] = 1;
+    covers[x].members.clear();
+    for (const auto& [into, m] : moves) covers[into].members.push_back(m);
+  }
+  std::vector<Impl::Cover> kept;
+  kept.reserve(covers.size());
+  for (uint32_t i = 0; i < covers.size(); ++i)
+    if (!dropped[i]) kept.push_back(std::move(covers[i]));
+  covers = std::move(kept);
+}
+
 // The covers of the literals `ids` (none empty): each literal's first kCoverBytes bytes (in
 // lower case for a literal found in any case); then, shortest first, a cover that holds a
 // shorter one is dropped, its members going to that one at the offset the shorter one has
@@ -242,6 +334,7 @@ std::vector<Impl::Cover> MakeCovers(const Impl& impl, const std::vector<uint32_t
     c.members = std::move(members);
     covers.push_back(std::move(c));
   }
+  Absorb(impl, covers);
   for (auto& c : covers)
     c.exact = c.members.size() == 1 && c.members[0].offset == 0 &&
               impl.literals[c.members[0].literal].size() == c.size &&

@@ -25,7 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Rules whose literals share their first bytes ("CUDA failure: ..."), hold one another ("worker
-// died" in "the worker died unexpectedly"), differ only in case ([Ee]rror), come from a pattern
+// died" in "the worker died unexpectedly", a bare text in an errno form past the form's first
+// bytes, a text in any case inside one kept in its case), differ only in case ([Ee]rror), come from a pattern
 // that ignores case (one with the first bytes of one that keeps its case), and one that only
 // benign lines hold.
 constexpr const char* kRules = R"(
@@ -60,6 +61,22 @@ pattern  = '''(?i)engine core failure detected'''
 [[signature]]
 id       = "t.any_case"
 pattern  = '''(?i)port \d+ is already in use'''
+
+[[signature]]
+id       = "t.enospc_form"
+pattern  = '''\[Errno 28\] No space left on device'''
+
+[[signature]]
+id       = "t.enospc_bare"
+pattern  = '''No space left on device'''
+
+[[signature]]
+id       = "t.outer_kept"
+pattern  = '''Shard writer says Disk Full'''
+
+[[signature]]
+id       = "t.inner_any"
+pattern  = '''(?i)disk full'''
 
 [[signature]]
 id       = "t.access"
@@ -202,6 +219,30 @@ literal = "nccl warn "
   EXPECT_TRUE(sig("t.given_inside").literals_keep_case);
   EXPECT_FALSE(sig("t.given_other_case").literals_keep_case);
   EXPECT_TRUE(loaded.rules->LineMayMatch("NCCL WARN Call to connect failed", false));
+}
+
+// A literal that holds another literal past its first bytes shares that literal's cover: the
+// matcher still tells the line's candidates exactly, so both signatures are tried and hit.
+TEST_F(LineFinderCovers, ALiteralThatHoldsAnotherFurtherOnIsStillFound) {
+  if (!rules_->MakeLineFinder()) GTEST_SKIP() << "this build has no whole-buffer prefilter";
+  auto ids = [&](const std::string& line) {
+    std::set<std::string> out;
+    for (const auto& hit : rules_->MatchText(line))
+      out.insert(rules_->signatures()[size_t(hit.signature)].id);
+    return out;
+  };
+  EXPECT_EQ(ids("OSError: [Errno 28] No space left on device: '/x'"),
+            (std::set<std::string>{"t.enospc_form", "t.enospc_bare"}));
+  EXPECT_EQ(ids("write: No space left on device"), (std::set<std::string>{"t.enospc_bare"}));
+  EXPECT_EQ(ids("[Errno 28] No space left"), (std::set<std::string>{}));
+  EXPECT_EQ(ids("Shard writer says Disk Full"),
+            (std::set<std::string>{"t.outer_kept", "t.inner_any"}));
+  EXPECT_EQ(ids("shard writer says disk full"), (std::set<std::string>{"t.inner_any"}));
+  const std::string text =
+      "OSError: [Errno 28] No space left on device: '/x'\n"
+      "nothing here\n"
+      "shard writer says DISK FULL\n";
+  EXPECT_EQ(HitLines(text, false), (std::set<size_t>{0, 2}));
 }
 
 }  // namespace
