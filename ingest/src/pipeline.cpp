@@ -57,7 +57,7 @@ struct EventStream::Impl {
     ++counters.lines;
     if (v.cut) ++counters.cut_lines;
     if (wrapper.kind() == detail::WrapperKind::kNone) {
-      Take(v, known_keep, nullptr);
+      Take(v, known_keep, nullptr, known_reject);
       return;
     }
     // A wrapped line that holds nothing the caller looks for is passed over unpeeled, as a plain
@@ -70,9 +70,10 @@ struct EventStream::Impl {
     for (const detail::WrappedRecord& r : wrapper.Peel(v)) Take(r.line, false, &r.fields);
   }
 
-  // Whether keep_line (or weak_line, while weak lines matter) accepts `raw`.
-  bool Wanted(std::string_view raw, bool known) const {
-    if (known || options.keep_line(raw)) return true;
+  // Whether keep_line (or weak_line, while weak lines matter) accepts `raw`; `known`: it is
+  // known to accept it, `rejected`: known not to (weak_line may still).
+  bool Wanted(std::string_view raw, bool known, bool rejected = false) const {
+    if (known || (!rejected && options.keep_line(raw))) return true;
     return options.weak_line && (!options.keep_weak || !assembler.idle() || options.keep_weak()) &&
            options.weak_line(raw);
   }
@@ -80,10 +81,11 @@ struct EventStream::Impl {
   // One line of the service's own: decoded and handed to the assembler, unless the prefilter
   // rejects it while nothing is open. `wrapped`: what its wrapper said, filling in what the
   // line itself leaves out.
-  void Take(const detail::LineView& v, bool known, const detail::WrapperFields* wrapped) {
+  void Take(const detail::LineView& v, bool known, const detail::WrapperFields* wrapped,
+            bool rejected = false) {
     bool keep = true;
     if (options.keep_line) {
-      keep = Wanted(v.raw, known);
+      keep = Wanted(v.raw, known, rejected);
       if (!keep && assembler.idle() && !detail::Assembler::MayStartMultiLine(v.raw)) {
         return;  // counted, not decoded, no event
       }
@@ -165,8 +167,11 @@ struct EventStream::Impl {
       for (size_t k = h; k < hits.size() && (hits[k] & kHitOffset) < end; ++k)
         known_keep = known_keep || ((hits[k] & kKeepHit) != 0 &&
                                     (hits[k] & kHitOffset) - cur < options.max_line_bytes);
+      // Without such a hit, a complete answer says keep_line would reject the line.
+      known_reject = hits_complete && !known_keep;
       FeedLines(lines.substr(cur, end - cur));
       known_keep = false;
+      known_reject = false;
       cur = end;
     }
   }
@@ -176,7 +181,7 @@ struct EventStream::Impl {
   // hits = find_lines' answer for lines[from...], as offsets into `lines`.
   void Scan(std::string_view lines, size_t from, bool weak) {
     hits.clear();
-    options.find_lines(lines.substr(from), weak, hits);
+    hits_complete = options.find_lines(lines.substr(from), weak, hits);
     if (from > 0)
       for (auto& hit : hits) hit += uint32_t(from);  // offsets stay below kHitOffset: no carry
   }
@@ -196,6 +201,8 @@ struct EventStream::Impl {
   std::string probe;           // the start of a line still to be probed, while probing
   std::vector<uint32_t> hits;  // find_lines' answer for the buffer being fed
   bool known_keep = false;     // the line being fed has a kKeepHit: keep_line would accept it
+  bool known_reject = false;   // it has none, and find_lines said that means a rejection
+  bool hits_complete = false;  // find_lines' answer for the buffer marks every kept line
 };
 
 EventStream::EventStream(uint32_t source_id, IngestOptions options, Sink sink)

@@ -198,6 +198,7 @@ void AssemblerBody(const uint8_t* data, size_t size) {
             hits.push_back(uint32_t(i) | ingest::kWeakHit);
           }
         }
+        return true;  // "err" is keep_line's only literal, and each is marked
       };
     }
     ingest::EventStream st(3, o, [&](ingest::Event&& ev) { out.push_back(ingest::EventToJson(ev, "f")); });

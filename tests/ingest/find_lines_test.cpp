@@ -50,10 +50,12 @@ TEST(FramerSkip, CountsLinesOverTheCap) {
 }
 
 // A finder as the engine's is meant to be: every occurrence of a literal, ignoring ASCII case,
-// reported at the literal's last byte; `weak` ones flagged.
+// reported at the literal's last byte; `weak` ones flagged. Its kKeepHit marks are complete
+// (keep_line accepts exactly the lines that hold a strong literal), so the pipeline does not ask
+// keep_line about a line without one.
 struct NaiveFinder {
   std::vector<std::string> strong, weak;
-  void operator()(std::string_view lines, bool with_weak, std::vector<uint32_t>& hits) const {
+  bool operator()(std::string_view lines, bool with_weak, std::vector<uint32_t>& hits) const {
     std::string low(lines);
     for (auto& c : low) c = char(std::tolower(static_cast<unsigned char>(c)));
     std::vector<uint32_t> found;
@@ -71,6 +73,7 @@ struct NaiveFinder {
     std::stable_sort(found.begin(), found.end(),
                      [](uint32_t a, uint32_t b) { return (a & kHitOffset) < (b & kHitOffset); });
     hits.insert(hits.end(), found.begin(), found.end());
+    return true;
   }
 };
 
@@ -226,6 +229,7 @@ TEST(FindLines, LinesWithoutAHitAreSkippedAndCounted) {
   o.find_lines = [](std::string_view lines, bool, std::vector<uint32_t>& hits) {
     const size_t at = lines.find("keep 2");
     if (at != std::string_view::npos) hits.push_back(uint32_t(at));
+    return false;  // no kKeepHit marks: keep_line is asked about the line reported
   };
   std::vector<Event> events;
   EventStream stream(0, o, [&](Event&& e) { events.push_back(std::move(e)); });
@@ -245,6 +249,7 @@ TEST(FindLines, WeakHitsCountOnlyWhileKeepWeakSaysSo) {
   o.find_lines = [](std::string_view lines, bool, std::vector<uint32_t>& hits) {
     for (size_t at = lines.find("w"); at != std::string_view::npos; at = lines.find("w", at + 1))
       hits.push_back(uint32_t(at) | kWeakHit);
+    return true;  // keep_line accepts no line, and no line has a kKeepHit
   };
   o.keep_weak = [&weak] { return weak; };
   std::vector<uint64_t> lines;

@@ -46,7 +46,7 @@ Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& path);
 std::unique_ptr<ByteSource> GzipSourceOf(std::unique_ptr<ByteSource> compressed);
 
 using FindLines =
-    std::function<void(std::string_view lines, bool weak, std::vector<uint32_t>& hits)>;
+    std::function<bool(std::string_view lines, bool weak, std::vector<uint32_t>& hits)>;
 // The bits of a find_lines hit that mark it weak, or sure to be kept (the rest is the offset).
 constexpr uint32_t kWeakHit = 1u << 31;
 constexpr uint32_t kKeepHit = 1u << 30;
@@ -75,7 +75,10 @@ struct IngestOptions {
   // hits may be left out (the pipeline asks again, for the rest of the buffer, once keep_weak()
   // turns true). Lines without a hit (or with weak ones only, while keep_weak() is false) are
   // framed and counted but neither decoded nor shown to the predicates; the others go through
-  // them as before, so the events are the same with or without find_lines.
+  // them as before, so the events are the same with or without find_lines. It returns true when
+  // its kKeepHit marks are complete: every line that keep_line accepts holds a kKeepHit hit in
+  // its first max_line_bytes, so that keep_line need not be asked about a line without one
+  // (false promises no more than the above).
   FindLines find_lines;
   // Seconds since the epoch that a year-less time ("Dec  1 16:16:57", glog's "E1201") takes its
   // year from until the source shows a full date: the file's modification time (IngestSource
