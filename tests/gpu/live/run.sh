@@ -9,7 +9,9 @@
 # CASE is a case's name, @SET every case of a set: @set1 the first thirteen (GPU memory and
 # kernel faults, devices, host OOM, port, Python and loader errors), @set2 those added after
 # them (native crashes, JAX and CuPy without a device, other OOM paths, Triton's shared memory,
-# disk full, unreadable weights, NCCL, permissions). None given: every case. PROVOKE_ONLY=1
+# disk full, unreadable weights, NCCL, permissions), @set3 the third (CuPy's illegal address,
+# torchrun's OOM and taken port, SIGABRT and SIGILL, a GPU UUID the host lacks, a 1 MiB /dev/shm,
+# NCCL without its interface, weights_only, transformers offline). None given: every case. PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
 # OUT_DIR receives <case>.log (the program's output), <case>.json (triage's report) and
 # summary.tsv. A program that cannot provoke its failure on this host (a module it needs is
@@ -61,6 +63,16 @@ cases=(
   "hf_config_missing model.load_failed - set2"
   "nccl_duplicate_gpu nccl.failure - set2"
   "permission_denied host.permission host.path set2"
+  "cupy_illegal_address cuda.illegal_memory_access - set3"
+  "torchrun_oom cuda.oom cuda.memory set3"
+  "torchrun_port_in_use net.port_in_use net.port set3"
+  "sigabrt native.crash - set3"
+  "sigill native.crash - set3"
+  "no_gpu_bad_uuid cuda.no_device gpu.visible set3"
+  "shm_exhausted host.shm_exhausted - set3"
+  "nccl_bad_ifname nccl.failure - set3"
+  "torch_weights_only model.load_failed - set3"
+  "hf_offline_uncached model.load_failed - set3"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -118,6 +130,30 @@ provoke() {  # case -> writes $out/$1.log
     rank_dies) (cd "$out" && "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29731 "$here/$c.py") >"$log" 2>&1 ;;
     nccl_duplicate_gpu)
       (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29733 "$here/$c.py") >"$log" 2>&1 ;;
+    torchrun_oom)
+      (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=1 --master_port=29735 "$here/$c.py") >"$log" 2>&1 ;;
+    torchrun_port_in_use)
+      "$PY" -m http.server 29737 --bind 0.0.0.0 >/dev/null 2>&1 &
+      echo $! >"$out/.holder"
+      sleep 1.5
+      (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=1 --master_port=29737 "$here/$c.py") >"$log" 2>&1 ;;
+    sigabrt | sigill)
+      # The service's wrapper shell reports the signal into the log, as double_free's does.
+      timeout -k 5 "$limit" bash -c "$(printf '%q %q' "$PY" "$here/$c.py"); true" >"$log" 2>&1 ;;
+    no_gpu_bad_uuid)
+      CUDA_VISIBLE_DEVICES=GPU-00000000-0000-0000-0000-000000000000 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    shm_exhausted)
+      # /dev/shm of 1 MiB in a mount namespace of the program's own (root, with unshare(1));
+      # skipped where one cannot be made.
+      if ! unshare -m true 2>/dev/null; then
+        echo "SKIP: no mount namespace (unshare -m) for a small /dev/shm" >"$log"
+        return 0
+      fi
+      timeout -k 5 "$limit" unshare -m bash -c 'mount -t tmpfs -o size=1m tmpfs /dev/shm && exec "$0" "$1"' "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    nccl_bad_ifname)
+      (cd "$out" && NCCL_SOCKET_IFNAME=nosuchif0 timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=1 --master_port=29739 "$here/$c.py") >"$log" 2>&1 ;;
+    hf_offline_uncached)
+      HF_HUB_OFFLINE=1 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     *) timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
   esac
   return 0
