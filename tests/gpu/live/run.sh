@@ -11,7 +11,10 @@
 # them (native crashes, JAX and CuPy without a device, other OOM paths, Triton's shared memory,
 # disk full, unreadable weights, NCCL, permissions), @set3 the third (CuPy's illegal address,
 # torchrun's OOM and taken port, SIGABRT and SIGILL, a GPU UUID the host lacks, a 1 MiB /dev/shm,
-# NCCL without its interface, weights_only, transformers offline). None given: every case. PROVOKE_ONLY=1
+# NCCL without its interface, weights_only, transformers offline), @set4 the fourth (CUDA C++
+# programs: cudaMalloc too large, a kernel's illegal address, a failed assert; Triton's illegal
+# address; a package that is not installed). None given: every case. NATIVE_DIR: a folder with
+# the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
 # OUT_DIR receives <case>.log (the program's output), <case>.json (triage's report) and
 # summary.tsv. A program that cannot provoke its failure on this host (a module it needs is
@@ -73,6 +76,11 @@ cases=(
   "nccl_bad_ifname nccl.failure - set3"
   "torch_weights_only model.load_failed - set3"
   "hf_offline_uncached model.load_failed - set3"
+  "cuda_cpp_oom cuda.oom - set4"
+  "cuda_cpp_illegal cuda.illegal_memory_access - set4"
+  "cpp_assert native.crash - set4"
+  "triton_illegal_address cuda.illegal_memory_access - set4"
+  "module_missing python.module_missing - set4"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -154,6 +162,19 @@ provoke() {  # case -> writes $out/$1.log
       (cd "$out" && NCCL_SOCKET_IFNAME=nosuchif0 timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=1 --master_port=29739 "$here/$c.py") >"$log" 2>&1 ;;
     hf_offline_uncached)
       HF_HUB_OFFLINE=1 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    cuda_cpp_oom | cuda_cpp_illegal | cpp_assert)
+      # CUDA C++ programs (native/<case>.cu): from NATIVE_DIR when built elsewhere (the build host
+      # has nvcc), else built here with nvcc, else skipped. The wrapper shell reports an abort.
+      local bin=${NATIVE_DIR:-}/$c
+      if [ -z "${NATIVE_DIR:-}" ] || [ ! -x "$bin" ]; then
+        bin=$out/native/$c
+        mkdir -p "$out/native"
+        if ! command -v nvcc >/dev/null || ! nvcc -O2 -o "$bin" "$here/native/$c.cu" >"$out/native/$c.build" 2>&1; then
+          echo "SKIP: no built $c (NATIVE_DIR) and no nvcc to build it" >"$log"
+          return 0
+        fi
+      fi
+      timeout -k 5 "$limit" bash -c "$(printf '%q' "$bin"); true" >"$log" 2>&1 ;;
     *) timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
   esac
   return 0
