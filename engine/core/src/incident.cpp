@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -62,21 +63,52 @@ std::string Fingerprint(const Incident& incident) {
   return fp;
 }
 
+namespace {
+
+// 0: a check confirmed it, 2: refuted (and none confirmed), 1: neither.
+int VerdictState(const Cause& c) {
+  bool confirmed = false, refuted = false;
+  for (const auto& v : c.verifications) {
+    confirmed |= v.verdict == Verdict::kConfirmed;
+    refuted |= v.verdict == Verdict::kRefuted;
+  }
+  if (refuted && !confirmed) return 2;
+  return confirmed ? 0 : 1;
+}
+
+}  // namespace
+
+void PutEarlierFailureFirst(Incident& incident) {
+  auto& causes = incident.causes;
+  if (causes.size() < 2 || !causes[0].independent || causes[0].evidence.empty()) return;
+  auto first_line = [](const Cause& c, const std::string& source) {
+    uint64_t line = UINT64_MAX;
+    for (const auto& e : c.evidence)
+      if (e.source == source) line = std::min(line, e.line);
+    return line;
+  };
+  const std::string& source = causes[0].evidence.front().source;
+  size_t pick = 0;
+  uint64_t earliest = first_line(causes[0], source);
+  for (size_t j = 1; j < causes.size(); ++j) {
+    const Cause& c = causes[j];
+    if (!c.independent || causes[0].score - c.score > kNearTie ||
+        VerdictState(c) > VerdictState(causes[0]))
+      continue;
+    const uint64_t line = first_line(c, source);
+    if (line < earliest) pick = j, earliest = line;
+  }
+  if (pick == 0) return;
+  std::rotate(causes.begin(), causes.begin() + ptrdiff_t(pick), causes.begin() + ptrdiff_t(pick) + 1);
+  for (size_t i = 0; i < causes.size(); ++i) causes[i].rank = int(i) + 1;
+}
+
 void ApplyVerdicts(Incident& incident) {
   // A confirmed verdict raises the score towards 1, a refuted one sends the cause below every
   // cause that no verifier refuted. Every other verdict (inconclusive, skipped, not_reproduced,
   // not_applicable) leaves it where it was: a condition that is gone now, or a host that is not
   // the log's, says nothing against what the log shows.
-  auto state = [](const Cause& c) {
-    bool confirmed = false, refuted = false;
-    for (const auto& v : c.verifications) {
-      confirmed |= v.verdict == Verdict::kConfirmed;
-      refuted |= v.verdict == Verdict::kRefuted;
-    }
-    if (refuted && !confirmed) return 2;  // refuted
-    if (confirmed) return 0;              // confirmed
-    return 1;                             // unverified
-  };
+  auto state = [](const Cause& c) { return VerdictState(c); };
   for (auto& c : incident.causes) {
     int s = state(c);
     if (s == 0) c.score = std::min(1.0, c.score + (1.0 - c.score) * 0.5);
@@ -91,6 +123,7 @@ void ApplyVerdicts(Incident& incident) {
                      return state(a) < state(b);
                    });
   for (size_t i = 0; i < incident.causes.size(); ++i) incident.causes[i].rank = int(i) + 1;
+  PutEarlierFailureFirst(incident);
 }
 
 }  // namespace triage::core

@@ -347,6 +347,7 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
   }
 
   for (size_t i = 0; i < incident.causes.size(); ++i) incident.causes[i].rank = int(i) + 1;
+  PutEarlierFailureFirst(incident);
   incident.fingerprint = Fingerprint(incident);
 }
 

@@ -1,5 +1,6 @@
 // Verdicts feed back into the ranking (core::ApplyVerdicts): confirmed up, refuted below every
-// cause that no verifier refuted.
+// cause that no verifier refuted; of two nearly equal independent failures the earlier leads
+// (core::PutEarlierFailureFirst).
 #include <gtest/gtest.h>
 
 #include "triage/core/incident.h"
@@ -92,6 +93,54 @@ TEST(VerdictsTest, ConfirmedAndRefutedByTwoVerifiersCountsAsConfirmed) {
   inc.causes.push_back(mixed);
   ApplyVerdicts(inc);
   EXPECT_EQ(inc.causes[0].cause, "mixed");
+}
+
+// Two failures that stand on their own and weigh about the same: the one the log shows first is
+// the one the service met first (the second came once it was worked around), so it leads.
+Cause Independent(const std::string& id, double score, uint64_t line,
+                  std::optional<Verdict> verdict = std::nullopt) {
+  Cause c = MakeCause(id, score, verdict);
+  c.evidence = {{"svc.log", line, "line " + std::to_string(line)}};
+  c.independent = true;
+  return c;
+}
+
+TEST(VerdictsTest, OfTwoNearlyEqualIndependentFailuresTheEarlierLeads) {
+  Incident inc;
+  inc.causes.push_back(Independent("later.failure", 0.96, 48));
+  inc.causes.push_back(Independent("earlier.failure", 0.88, 23));
+  PutEarlierFailureFirst(inc);
+  EXPECT_EQ(Order(inc), (std::vector<std::string>{"earlier.failure", "later.failure"}));
+  EXPECT_EQ(inc.causes[0].rank, 1);
+  EXPECT_EQ(inc.causes[1].rank, 2);
+  // The same after the verdicts' ordering, which sorts by score first.
+  ApplyVerdicts(inc);
+  EXPECT_EQ(Order(inc), (std::vector<std::string>{"earlier.failure", "later.failure"}));
+}
+
+TEST(VerdictsTest, TheEarlierFailureDoesNotLeadAcrossAWideGapAConfirmationOrAShare) {
+  {  // more than kNearTie apart
+    Incident inc;
+    inc.causes.push_back(Independent("strong", 0.96, 48));
+    inc.causes.push_back(Independent("weak.earlier", 0.80, 23));
+    PutEarlierFailureFirst(inc);
+    EXPECT_EQ(Order(inc), (std::vector<std::string>{"strong", "weak.earlier"}));
+  }
+  {  // the first one confirmed by a check, the earlier one not
+    Incident inc;
+    inc.causes.push_back(Independent("confirmed", 0.90, 48, Verdict::kConfirmed));
+    inc.causes.push_back(Independent("unverified.earlier", 0.88, 23));
+    ApplyVerdicts(inc);
+    EXPECT_EQ(Order(inc), (std::vector<std::string>{"confirmed", "unverified.earlier"}));
+  }
+  {  // causes that share evidence are one failure read two ways, not two failures
+    Incident inc;
+    inc.causes.push_back(Independent("first", 0.96, 48));
+    inc.causes.push_back(Independent("second", 0.90, 23));
+    inc.causes[1].independent = false;
+    PutEarlierFailureFirst(inc);
+    EXPECT_EQ(Order(inc), (std::vector<std::string>{"first", "second"}));
+  }
 }
 
 }  // namespace

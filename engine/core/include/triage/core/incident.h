@@ -151,6 +151,14 @@ void MergeJobIncidents(std::vector<Incident>& incidents, double window_seconds =
 // '?'; anything else (a syslog tag, a compose service) is no actor: empty.
 std::string ActorOfProcess(std::string_view process);
 
+// Of root causes that stand on their own (Cause::independent) and score within kNearTie of the
+// first, the one whose failure came first in the log goes first: two failures of about equal
+// weight are one the service met and, once that was fixed or worked around, the next one (a
+// cause's earliest evidence line, compared within one source). A cause that a check confirmed
+// is not moved behind one that none confirmed, nor a refuted one in front. Ranks are renumbered.
+inline constexpr double kNearTie = 0.1;
+void PutEarlierFailureFirst(Incident& incident);
+
 // Band of a score: "likely", "possible" or "weak".
 const char* ScoreBand(double score);
 
