@@ -108,19 +108,18 @@ void ApplyVerdicts(Incident& incident) {
   // cause that no verifier refuted. Every other verdict (inconclusive, skipped, not_reproduced,
   // not_applicable) leaves it where it was: a condition that is gone now, or a host that is not
   // the log's, says nothing against what the log shows.
-  auto state = [](const Cause& c) { return VerdictState(c); };
   for (auto& c : incident.causes) {
-    int s = state(c);
+    int s = VerdictState(c);
     if (s == 0) c.score = std::min(1.0, c.score + (1.0 - c.score) * 0.5);
     if (s == 2) c.score = c.score * 0.3;
     c.band = ScoreBand(c.score);
   }
   std::stable_sort(incident.causes.begin(), incident.causes.end(),
                    [&](const Cause& a, const Cause& b) {
-                     bool ra = state(a) == 2, rb = state(b) == 2;
+                     bool ra = VerdictState(a) == 2, rb = VerdictState(b) == 2;
                      if (ra != rb) return rb;
                      if (a.score != b.score) return a.score > b.score;
-                     return state(a) < state(b);
+                     return VerdictState(a) < VerdictState(b);
                    });
   for (size_t i = 0; i < incident.causes.size(); ++i) incident.causes[i].rank = int(i) + 1;
   PutEarlierFailureFirst(incident);

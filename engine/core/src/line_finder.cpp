@@ -27,8 +27,8 @@ namespace triage::core::detail {
 // Two Hyperscan databases: one of the literals whose hits may be weak (ingest::kWeakHit, the
 // benign lines, a third of a busy service log), scanned only while weak hits matter, and one of
 // all the others. Each holds covers, not the literals themselves: a literal's first
-// kCoverBytes bytes, and of those only the ones that hold no shorter cover, nor stand only for
-// literals that hold another cover further on (Absorb). Hyperscan's scan costs grow with the
+// kCoverBytes bytes, and of those only the ones that do not stand only for literals that hold
+// another cover (Absorb). Hyperscan's scan costs grow with the
 // literals it holds (the vocabulary tables brought 1,600, a third of them sharing their start
 // with another), and with those it must find in any case (a caseless literal widens every
 // byte's reach); the covers are half as many, and those of literals that keep their case keep
@@ -45,7 +45,6 @@ struct LiteralDatabase::Impl {
   };
   struct Cover {
     std::string text;  // what Hyperscan looks for: in lower case unless keep_case
-    uint32_t size = 0;
     bool keep_case = false;  // found as written, else in any ASCII case
     bool exact = false;      // its one member is the cover itself: nothing to confirm
     std::vector<Member> members;
@@ -75,7 +74,7 @@ struct LiteralDatabase::Impl {
       on(c.members[0].literal, to - 1);
       return;
     }
-    const unsigned long long at = to - c.size;  // where the cover starts in text
+    const unsigned long long at = to - c.text.size();  // where the cover starts in text
     for (const Member& m : c.members) {
       if (at < m.offset) continue;
       const std::string& lit = literals[m.literal];
@@ -188,12 +187,13 @@ uint64_t Head8(const char* p, size_t n) {
   return v;
 }
 
-// A cover whose every literal holds another cover somewhere past its first kCoverBytes (a
-// vocabulary row's form around a value another row has bare, "[Errno 28] No space left on
-// device" around "No space left on device") is dropped, its literals going to the covers they
-// hold, at the offsets they hold them. Longest covers are tried first; a dropped cover is no
-// one's destination, and a cover that took literals over tries them again when its turn comes.
-// The shipped rules' covers go from about 1,000 to about 840, and Hyperscan's scan costs grow
+// A cover whose every literal holds another cover (a shorter one inside the shared first bytes,
+// the same text in any case, or one further on: a vocabulary row's form around a value another
+// row has bare, "[Errno 28] No space left on device" around "No space left on device") is
+// dropped, its literals going to the covers they hold (the leftmost, then the shortest), at the
+// offsets they hold them. Longest covers are tried first; a dropped cover is no one's
+// destination, and a cover that took literals over tries them again when its turn comes. The
+// shipped rules' 1,150-odd first-byte covers become about 860, and Hyperscan's scan costs grow
 // with their count.
 void Absorb(const Impl& impl, std::vector<Impl::Cover>& covers) {
   using Member = Impl::Member;
@@ -205,11 +205,11 @@ void Absorb(const Impl& impl, std::vector<Impl::Cover>& covers) {
   for (int k = 0; k < 2; ++k) pair[k].assign(65536, 0), lengths[k].assign(9, 0);
   for (uint32_t i = 0; i < covers.size(); ++i) {
     const Impl::Cover& c = covers[i];
-    if (c.size < 2) continue;  // never a destination
+    if (c.text.size() < 2) continue;  // never a destination
     const int k = c.keep_case ? 1 : 0;
     by_head[k].emplace(Head8(c.text.data(), c.text.size()), i);
     pair[k][static_cast<unsigned char>(c.text[0]) | (static_cast<unsigned char>(c.text[1]) << 8)] = 1;
-    lengths[k][std::min<size_t>(c.size, 8)] = 1;
+    lengths[k][std::min<size_t>(c.text.size(), 8)] = 1;
   }
   std::vector<uint8_t> dropped(covers.size(), 0);
   // A cover other than `self`, not dropped, inside `lit` at or past its first byte: its index,
@@ -233,8 +233,8 @@ void Absorb(const Impl& impl, std::vector<Impl::Cover>& covers) {
           for (auto it = b; it != e; ++it) {
             const uint32_t i = it->second;
             const Impl::Cover& c = covers[i];
-            if (i == self || dropped[i] || std::min<size_t>(c.size, 8) != len) continue;
-            if (at + c.size > text.size() || text.compare(at, c.size, c.text) != 0) continue;
+            if (i == self || dropped[i] || std::min<size_t>(c.text.size(), 8) != len) continue;
+            if (at + c.text.size() > text.size() || text.compare(at, c.text.size(), c.text) != 0) continue;
             into = i;
             offset = uint32_t(at);
             return true;
@@ -247,7 +247,7 @@ void Absorb(const Impl& impl, std::vector<Impl::Cover>& covers) {
   std::vector<uint32_t> order(covers.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return covers[a].size > covers[b].size; });
+                   [&](uint32_t a, uint32_t b) { return covers[a].text.size() > covers[b].text.size(); });
   std::vector<std::pair<uint32_t, Member>> moves;
   for (uint32_t x : order) {
     moves.clear();
@@ -273,71 +273,29 @@ void Absorb(const Impl& impl, std::vector<Impl::Cover>& covers) {
 }
 
 // The covers of the literals `ids` (none empty): each literal's first kCoverBytes bytes (in
-// lower case for a literal found in any case); then, shortest first, a cover that holds a
-// shorter one is dropped, its members going to that one at the offset the shorter one has
-// inside it. A cover found in any case may stand for literals that keep theirs (its hit is
-// confirmed in their case), never the reverse; it also stands for the same text kept in its
-// case.
+// lower case for a literal found in any case), those that share them one cover; then Absorb
+// drops each cover that holds another (its literals confirmed where they hold that one). A cover
+// found in any case may stand for literals that keep theirs (its hit is confirmed in their
+// case), never the reverse; it also stands for the same text kept in its case.
 std::vector<Impl::Cover> MakeCovers(const Impl& impl, const std::vector<uint32_t>& ids) {
-  using Member = Impl::Member;
   using Key = std::pair<std::string, bool>;  // text, keeps its case
-  std::map<Key, std::vector<Member>> prefixes;
+  std::map<Key, std::vector<Impl::Member>> prefixes;
   for (uint32_t id : ids)
     prefixes[Key(impl.literals[id].substr(0, kCoverBytes), impl.keep_case[id] != 0)].push_back(
-        Member{id, 0});
-  std::vector<const Key*> order;
-  order.reserve(prefixes.size());
-  for (const auto& entry : prefixes) order.push_back(&entry.first);
-  // Shortest first; of one length, those in any case first (one may stand for the same text
-  // kept in its case).
-  std::stable_sort(order.begin(), order.end(), [](const Key* a, const Key* b) {
-    if (a->first.size() != b->first.size()) return a->first.size() < b->first.size();
-    return !a->second && b->second;
-  });
+        Impl::Member{id, 0});
   std::vector<Impl::Cover> covers;
-  std::unordered_map<std::string_view, uint32_t> kept[2];  // by keep_case: cover -> index
-  std::string lowered;
-  for (const Key* key : order) {
-    const std::string& p = key->first;
-    const bool keeps = key->second;
-    if (keeps) {
-      lowered = p;
-      for (auto& ch : lowered) ch = Impl::Lower(ch);
-    }
-    // A shorter kept cover inside p: the leftmost, then the shortest; one in any case inside
-    // p in lower case too (or equal to it), where p keeps its case.
-    const uint32_t* into = nullptr;
-    uint32_t offset = 0;
-    for (size_t from = 0; from < p.size() && !into; ++from) {
-      for (size_t len = 1; from + len <= p.size() && !into; ++len) {
-        const bool whole = len == p.size();
-        if (whole && !keeps) break;  // p itself
-        auto look = [&](int cls, std::string_view text) {
-          auto it = kept[cls].find(text.substr(from, len));
-          if (it != kept[cls].end()) into = &it->second, offset = uint32_t(from);
-        };
-        look(0, keeps ? std::string_view(lowered) : std::string_view(p));
-        if (!into && keeps && !whole) look(1, p);
-      }
-    }
-    std::vector<Member>& members = prefixes[*key];
-    if (into) {
-      auto& dest = covers[*into].members;
-      for (Member m : members) dest.push_back(Member{m.literal, m.offset + offset});
-      continue;
-    }
-    kept[keeps ? 1 : 0].emplace(p, uint32_t(covers.size()));
+  covers.reserve(prefixes.size() + 1);
+  for (auto& [key, members] : prefixes) {
     Impl::Cover c;
-    c.text = p;
-    c.size = uint32_t(p.size());
-    c.keep_case = keeps;
+    c.text = key.first;
+    c.keep_case = key.second;
     c.members = std::move(members);
     covers.push_back(std::move(c));
   }
   Absorb(impl, covers);
   for (auto& c : covers)
     c.exact = c.members.size() == 1 && c.members[0].offset == 0 &&
-              impl.literals[c.members[0].literal].size() == c.size &&
+              impl.literals[c.members[0].literal].size() == c.text.size() &&
               (impl.keep_case[c.members[0].literal] != 0) == c.keep_case;
   // Hyperscan's literal matcher (FDR) steps through the text one, two, three or four bytes at a
   // time, and chooses the step from the count and the shortest length of its literals: for
@@ -349,7 +307,6 @@ std::vector<Impl::Cover> MakeCovers(const Impl& impl, const std::vector<uint32_t
   // hit confirms nothing.
   Impl::Cover step;
   step.text = "\xff\xfe";
-  step.size = 2;
   step.keep_case = true;
   covers.push_back(std::move(step));
   return covers;

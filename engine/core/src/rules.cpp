@@ -80,15 +80,18 @@ struct RuleSet::Compiled {
     });
     return r;
   }
-  // Every literal, for telling a text's candidates where the Hyperscan database is missing or
-  // its scan failed: built on first use (its tables cost a start a few milliseconds).
-  std::vector<std::string> scanner_literals;
-  std::vector<uint8_t> scanner_keep_case;
+  // Every literal (the first literal_signatures.size() of db_literals), for telling a text's
+  // candidates where the Hyperscan database is missing or its scan failed: built on first use
+  // (its tables cost a start a few milliseconds).
   mutable std::once_flag scanner_once;
   mutable detail::LiteralScanner scanner_;
   const detail::LiteralScanner& Scanner() const {
-    std::call_once(scanner_once,
-                   [this] { scanner_ = detail::LiteralScanner(scanner_literals, scanner_keep_case); });
+    std::call_once(scanner_once, [this] {
+      const auto n = ptrdiff_t(literal_signatures.size());
+      scanner_ = detail::LiteralScanner(
+          std::vector<std::string>(db_literals.begin(), db_literals.begin() + n),
+          std::vector<uint8_t>(db_keep_case.begin(), db_keep_case.begin() + n));
+    });
     return scanner_;
   }
   detail::LiteralScanner keep_scanner;     // literals of signatures that are not only benign
@@ -1351,8 +1354,6 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
       }
     }
   }
-  c->scanner_literals = literals;
-  c->scanner_keep_case = keep_case;
   {
     std::vector<std::string> keep, benign;
     std::vector<uint8_t> keep_case_of_keep, keep_case_of_benign;
