@@ -980,7 +980,17 @@ Result<Store> Store::Open(const std::string& path, const StoreOptions& options) 
     auto st = d.Prepare("PRAGMA journal_mode = WAL");
     if (!st.ok()) return st.status().Annotate(what);
     StmtUse use(**st);
+    // Switching a new file to WAL takes its exclusive lock, and SQLite answers SQLITE_BUSY at
+    // once, without its busy handler, while another process opening the same new file holds a
+    // shared one (two writers of a fleet starting together): the switch is tried again, within
+    // the busy timeout.
     auto row = use->Step();
+    for (int waited_ms = 0; !row.ok() && row.status().kind() == Status::Kind::kBusy &&
+                            waited_ms < options.busy_timeout_ms;
+         waited_ms += 10) {
+      ::usleep(10 * 1000);
+      row = use->Step();
+    }
     if (!row.ok()) return row.status().Annotate(what);
     if (!*row || use->Text(0) != "wal") {
       return Status::Io(what + ": cannot use write-ahead logging (journal mode " +
