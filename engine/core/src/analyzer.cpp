@@ -702,7 +702,10 @@ struct Analyzer::Impl {
     f.definitive = true;
     f.line = tail_line;
     f.text = tail->rec.text;
-    f.terminal = tail->rec.text;
+    // A line logged at ERROR: its message without the envelope (a glog prefix, a time).
+    f.terminal = rules->signatures()[size_t(tail->rec.hit.signature)].error_level
+                     ? tail->rec.hit.matched
+                     : tail->rec.text;
     // The stream is "<source>|<process prefix>".
     f.actor = ActorOfProcess(std::string_view(f.stream).substr(f.stream.find('|') + 1));
     w.actors.Add(f.actor);

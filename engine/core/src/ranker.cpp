@@ -342,6 +342,20 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
                "test FILE shows what fires).";
     c.captures["message"] = c.title;
     c.fingerprint_keys = {"message"};
+    // The program's own error site, where a site table knows the message: the report names
+    // the project, file and line it comes from.
+    const HitRecord* site = nullptr;
+    for (const auto& h : hits)
+      if (h.source == f->source && (h.in_failure || h.hit.line == f->line) &&
+          !sigs[size_t(h.hit.signature)].hint && h.hit.captures.count("site_origin"))
+        site = &h;
+    if (site) {
+      c.captures["site_origin"] = site->hit.captures.at("site_origin");
+      c.remedy = "No rule names a root cause for this message; it is raised at " +
+                 c.captures["site_origin"] +
+                 ": read the code there and the lines before the error for the condition it "
+                 "refuses.";
+    }
     c.evidence.push_back({f->source, f->line, f->text});
     incident.causes.push_back(std::move(c));
   }

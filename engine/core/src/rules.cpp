@@ -8,7 +8,9 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -108,6 +110,11 @@ struct RuleSet::Compiled {
   std::vector<uint32_t> db_flags;
   mutable std::once_flag db_once;
   mutable std::unique_ptr<detail::LiteralDatabase> db;
+  // The error-site tables' matcher, tried on every text that reaches the matcher (kept lines
+  // only); null when no table is loaded.
+  std::unique_ptr<detail::SiteMatcher> sites;
+  // Signatures of `scope.level = "error"`: tried on every line event logged at ERROR or above.
+  std::vector<int> error_level;
   const detail::LiteralDatabase* Database() const {
     std::call_once(db_once, [this] {
       db = detail::LiteralDatabase::Build(db_literals, db_keep_case, db_flags,
@@ -133,6 +140,11 @@ std::string RuleSet::TaxonomyIdOf(std::string_view cause_id) const {
     if (under && t.size() > best.size()) best = t;
   }
   return std::string(best.empty() ? cause_id : best);
+}
+
+int RuleSet::SiteSignature(size_t table, size_t row) const {
+  if (table >= site_signatures_.size() || row >= site_signatures_[table].size()) return -1;
+  return site_signatures_[table][row];
 }
 
 int RuleSet::FindCause(std::string_view id) const {
@@ -205,11 +217,36 @@ bool InScope(const SignatureRule& s, Place place, bool last_exception) {
 
 }  // namespace
 
+// The error-site row `text` shows best, as a hit of the signature its table and cause made.
+static void MatchSitesInto(const RuleSet& rules, const RuleSet::Compiled& c, std::string_view text,
+                           Place place, bool last_exception, uint64_t line, size_t line_index,
+                           int exception_index, std::vector<SignatureHit>& out) {
+  detail::SiteMatcher::Match m;
+  if (!c.sites || !c.sites->Best(text, m)) return;
+  const int sig = rules.SiteSignature(m.table, m.row);
+  if (sig < 0 || !InScope(rules.signatures()[size_t(sig)], place, last_exception)) return;
+  const SiteTable& table = rules.site_tables()[m.table];
+  const SiteRow& row = table.rows[m.row];
+  SignatureHit hit;
+  hit.signature = sig;
+  hit.line = line;
+  hit.line_index = line_index;
+  // The words of the line the site shows on: an exception's first line, not its whole chain.
+  hit.matched = std::string(text.substr(0, std::min<size_t>(240, text.find('\n'))));
+  hit.exception_index = exception_index;
+  hit.final_exception = place == Place::kException && last_exception;
+  hit.captures["site_origin"] = table.project + " " + row.origin;
+  hit.captures["site_kind"] = row.site;
+  hit.captures["site_message"] = hit.matched;
+  out.push_back(std::move(hit));
+}
+
 // Runs the candidates of `text` and appends hits. `seen` dedupes (signature, line).
 static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std::string_view text,
                           Place place, bool last_exception, uint64_t line, size_t line_index,
                           int exception_index, std::vector<SignatureHit>& out,
                           std::vector<int>& scratch) {
+  MatchSitesInto(rules, c, text, place, last_exception, line, line_index, exception_index, out);
   scratch.clear();
   auto candidates_of = [&](size_t lit) {
     for (int s : c.literal_signatures[lit]) scratch.push_back(s);
@@ -274,7 +311,7 @@ std::vector<RuleDiagnostic> RuleSet::CompileAll() const {
   if (!compiled_) return out;
   for (size_t i = 0; i < signatures_.size(); ++i) {
     const SignatureRule& s = signatures_[i];
-    if (compiled_->Regex(s, i).re) continue;
+    if (s.site || compiled_->Regex(s, i).re) continue;
     RE2 re(s.pattern, MatchOptions());
     out.push_back({s.file, s.line, "signature '" + s.id + "': pattern does not compile: " + re.error()});
   }
@@ -367,6 +404,37 @@ std::vector<SignatureHit> RuleSet::Match(const ingest::Event& event) const {
       break;
     }
   }
+  // A signature for lines logged at ERROR or above holds only where the envelope said so, and
+  // there whatever literals the message holds: its literals are those of the envelope (a
+  // glog prefix's file:line, a level word) that keep the raw line, which decoding takes off.
+  const bool error_level =
+      event.kind == ingest::EventKind::kLine && event.level &&
+      (*event.level == "ERROR" || *event.level == "CRITICAL");
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const SignatureHit& h) {
+                             return signatures_[size_t(h.signature)].error_level;
+                           }),
+            out.end());
+  // Only where no other signature spoke for the line: a rule that knows it as an error or as
+  // shutdown noise (`teardown`), or an error site, decides what it means. A hint (a GPU or a
+  // version shown, a warning's words) does not: the line was logged as an error.
+  const bool spoken = std::any_of(out.begin(), out.end(), [&](const SignatureHit& h) {
+    const SignatureRule& s = signatures_[size_t(h.signature)];
+    return !s.hint || s.teardown;
+  });
+  if (error_level && !spoken) {
+    const std::string_view text = event.Text();
+    for (int sg : c.error_level) {
+      const RE2* re = c.Regex(signatures_[size_t(sg)], size_t(sg)).re.get();
+      if (!re || !RE2::PartialMatch(text, *re)) continue;
+      SignatureHit hit;
+      hit.signature = sg;
+      hit.line = line_no(0);
+      hit.matched = std::string(text.substr(0, 240));
+      for (const auto& [k, v] : signatures_[size_t(sg)].fixed_captures) hit.captures.emplace(k, v);
+      out.push_back(std::move(hit));
+    }
+  }
   std::stable_sort(out.begin(), out.end(),
                    [](const SignatureHit& a, const SignatureHit& b) { return a.line < b.line; });
   return out;
@@ -397,6 +465,8 @@ class RuleSetBuilder {
   bool ReadSignature(const std::string& file, const toml::table& t, SignatureRule& out);
   bool ReadCause(const std::string& file, const toml::table& t, CauseRule& out, CauseRefs& refs);
   void ReadVocabulary(const std::string& file, const toml::table& root);
+  void LoadSites(const std::string& folder);
+  void AddSiteTables();
   void AddSignature(SignatureRule s);
   void AddCause(CauseRule c, CauseRefs refs);
 
@@ -413,6 +483,9 @@ class RuleSetBuilder {
   std::vector<RuleDiagnostic>& diags_;
   std::shared_ptr<RuleSet> set_{new RuleSet()};
   std::vector<CauseRefs> cause_refs_;
+  // rules/sites/remedies.toml: the remedy of each taxonomy id the site tables name.
+  std::map<std::string, std::string> site_remedies_;
+  std::string site_remedies_file_;
 };
 
 bool RuleSetBuilder::CheckKeys(const std::string& file, const toml::table& t, std::string_view what,
@@ -498,12 +571,18 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
   s.line = line;
   bool ok = CheckKeys(file, t, "signature",
                       {"id", "pattern", "literal", "scope", "strength", "fatal", "benign",
-                       "restart", "hint", "description", "examples"});
+                       "restart", "hint", "teardown", "description", "examples"});
   ok &= GetBool(file, t, "hint", s.hint);
+  ok &= GetBool(file, t, "teardown", s.teardown);
+  if (s.teardown) s.hint = true;
   ok &= GetString(file, t, "id", s.id, true, line);
   ok &= GetString(file, t, "pattern", s.pattern, true, line);
-  std::string literal;
-  ok &= GetString(file, t, "literal", literal, false, line);
+  // `literal`: one string, or several (a cover: every match holds one of them).
+  std::vector<std::string> literal_list;
+  if (const toml::node* ln = t.get("literal")) {
+    if (ln->is_string()) literal_list.push_back(ln->as_string()->get());
+    else ok &= GetStringArray(file, *ln, "literal", literal_list);
+  }
   ok &= GetDouble(file, t, "strength", s.strength);
   ok &= GetBool(file, t, "fatal", s.fatal);
   ok &= GetBool(file, t, "benign", s.benign);
@@ -514,11 +593,18 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
       ok = false;
     } else {
       const toml::table& st = *sc->as_table();
-      ok &= CheckKeys(file, st, "scope", {"kind", "exception"});
-      std::string kind = "any", exc = "any";
+      ok &= CheckKeys(file, st, "scope", {"kind", "exception", "level"});
+      std::string kind = "any", exc = "any", level = "any";
       ok &= GetString(file, st, "kind", kind, false, line);
       ok &= GetString(file, st, "exception", exc, false, line);
+      ok &= GetString(file, st, "level", level, false, line);
       const int sl = LineOf(*sc);
+      if (level == "error") {
+        s.error_level = true;
+      } else if (level != "any") {
+        Fault(file, sl, "scope.level must be 'any' or 'error' (not '" + level + "')");
+        ok = false;
+      }
       if (kind == "any") s.kind = ScopeKind::kAny;
       else if (kind == "line") s.kind = ScopeKind::kLine;
       else if (kind == "traceback") s.kind = ScopeKind::kTraceback;
@@ -557,8 +643,16 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
   std::vector<std::string> derived =
       DeriveLiterals(s.pattern, detail::LiteralScanner::kMinLiteral, keep_case);
   std::vector<std::string> given;
-  if (!literal.empty())
-    given = DeriveLiterals(RE2::QuoteMeta(literal), detail::LiteralScanner::kMinLiteral, true);
+  for (const auto& literal : literal_list) {
+    std::vector<std::string> one =
+        DeriveLiterals(RE2::QuoteMeta(literal), detail::LiteralScanner::kMinLiteral, true);
+    if (one.empty()) {
+      // A cover with a string too short to look for covers nothing: the derived cover is used.
+      given.clear();
+      break;
+    }
+    given.insert(given.end(), one.begin(), one.end());
+  }
   if (!given.empty() && shortest(given) >= shortest(derived)) {
     s.literals = given;
     s.literal_given = true;
@@ -1199,10 +1293,128 @@ void RuleSetBuilder::LoadFolder(const std::string& folder) {
   if (ec) Fault(folder, 0, "cannot list: " + ec.message());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) LoadFile(f);
+  if (fs::is_directory(fs::path(folder) / "sites", ec)) LoadSites((fs::path(folder) / "sites").string());
+}
+
+// A folder of error-site tables (sites.h): its remedies.toml, then every *.tsv in name order; a
+// later folder's table of the same project replaces the earlier one.
+void RuleSetBuilder::LoadSites(const std::string& folder) {
+  std::error_code ec;
+  const std::string remedies = (fs::path(folder) / "remedies.toml").string();
+  if (fs::exists(remedies, ec)) {
+    toml::parse_result res = toml::parse_file(remedies);
+    if (!res) {
+      Fault(remedies, int(res.error().source().begin.line),
+            "TOML syntax error: " + std::string(res.error().description()));
+    } else if (const toml::table* t = res.table()["remedies"].as_table()) {
+      for (const auto& [k, v] : *t) {
+        if (auto text = v.value<std::string>()) site_remedies_[std::string(k.str())] = *text;
+        else Fault(remedies, LineOf(v), "remedy of '" + std::string(k.str()) + "' is not a string");
+      }
+      site_remedies_file_ = remedies;
+    } else {
+      Fault(remedies, 1, "no [remedies] table");
+    }
+  }
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(folder, ec))
+    if (e.path().extension() == ".tsv" && e.is_regular_file(ec)) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  auto& tables = set_->site_tables_;
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    if (!in) {
+      Fault(f, 0, "cannot read");
+      continue;
+    }
+    const std::string text = buf.str();
+    std::vector<std::pair<int, std::string>> faults;
+    SiteTable table = ParseSiteTable(f, text, faults);
+    for (auto& [line, msg] : faults) Fault(f, line, std::move(msg));
+    if (table.project.empty()) continue;
+    auto same = std::find_if(tables.begin(), tables.end(),
+                             [&](const SiteTable& t) { return t.project == table.project; });
+    if (same != tables.end()) *same = std::move(table);
+    else tables.push_back(std::move(table));
+    if (std::find(set_->files_.begin(), set_->files_.end(), f) == set_->files_.end())
+      set_->files_.push_back(f);
+  }
+}
+
+// Each site table's rows become hits of one signature per (table, cause), and each classified
+// cause one cause `<id>.src_<project>` that gives way to a written cause of its id, titled by
+// the program's own message and naming where it comes from.
+void RuleSetBuilder::AddSiteTables() {
+  RuleSet& rs = *set_;
+  rs.site_signatures_.assign(rs.site_tables_.size(), {});
+  for (size_t t = 0; t < rs.site_tables_.size(); ++t) {
+    SiteTable& table = rs.site_tables_[t];
+    std::map<std::pair<std::string, bool>, std::string> sig_of;  // (cause, hint) -> signature id
+    std::map<std::string, CauseRule> causes;
+    std::vector<int>& row_sig = rs.site_signatures_[t];
+    row_sig.assign(table.rows.size(), -1);
+    std::vector<std::pair<size_t, std::string>> row_sig_id;
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      const SiteRow& row = table.rows[r];
+      const bool unclassified = row.cause == "unclassified";
+      if (!unclassified && !rs.taxonomy_.empty() &&
+          std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), row.cause) == rs.taxonomy_.end()) {
+        Fault(table.file, row.line, "cause outside the taxonomy: '" + row.cause + "'");
+        continue;
+      }
+      if (!unclassified && !site_remedies_.count(row.cause)) {
+        Fault(table.file, row.line, "no remedy for '" + row.cause + "' in " +
+                                        (site_remedies_file_.empty() ? "sites/remedies.toml"
+                                                                     : site_remedies_file_));
+        continue;
+      }
+      if (unclassified && row.hint) continue;  // a warning that names nothing adds nothing
+      const std::string cause_key = unclassified ? "unclassified" : row.cause;
+      std::string& id = sig_of[{cause_key, row.hint}];
+      if (id.empty()) {
+        std::string name = cause_key;
+        std::replace(name.begin(), name.end(), '.', '_');
+        id = "site." + table.project + "." + name + (row.hint ? ".hint" : "");
+        SignatureRule s;
+        s.id = id;
+        s.site = true;
+        s.hint = row.hint;
+        s.strength = unclassified ? 0.02 : row.hint ? 0.2 : 0.45;
+        s.vocabulary = "sites:" + table.project;
+        s.file = table.file;
+        s.line = row.line;
+        AddSignature(std::move(s));
+        if (!unclassified) {
+          CauseRule& c = causes[row.cause];
+          if (c.id.empty()) {
+            c.id = row.cause + ".src_" + table.project;
+            c.title = "{site_message}";
+            c.remedy = site_remedies_[row.cause] + " (The message comes from {site_origin}.)";
+            c.prior = 0.35;
+            c.fingerprint = {"site_origin"};
+            c.defers_to = {row.cause};
+            c.file = table.file;
+            c.line = row.line;
+          }
+          c.requires_any.push_back(id);
+        }
+      }
+      row_sig_id.emplace_back(r, id);
+    }
+    for (auto& [id, c] : causes) {
+      CauseRefs refs;
+      refs.requires_line = c.line;
+      AddCause(std::move(c), refs);
+    }
+    for (const auto& [r, id] : row_sig_id) row_sig[r] = rs.FindSignature(id);
+  }
 }
 
 std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
   RuleSet& rs = *set_;
+  AddSiteTables();
   // References: every id a cause names must exist. A cause with a dangling reference is
   // reported and dropped, so that the engine never reasons from half a rule.
   std::vector<bool> drop(rs.causes_.size(), false);
@@ -1328,6 +1540,8 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
   c->regex = std::make_unique<RuleSet::Compiled::LazyRegex[]>(rs.signatures_.size());
   for (size_t i = 0; i < rs.signatures_.size(); ++i) {
     const SignatureRule& s = rs.signatures_[i];
+    if (s.site) continue;
+    if (s.error_level) c->error_level.push_back(int(i));
     if (s.literals.empty()) {
       c->unfiltered.push_back(int(i));
       continue;
@@ -1392,6 +1606,7 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
       c->unfiltered_set.reset();
     }
   }
+  if (!rs.site_tables_.empty()) c->sites = std::make_unique<detail::SiteMatcher>(rs.site_tables_, rs.site_signatures_);
   rs.compiled_ = std::move(c);
   return set_;
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "triage/core/analyzer.h"
+#include "triage/core/sites.h"
 #include "triage/ingest/event.h"
 #include "triage/ingest/pipeline.h"
 
@@ -51,6 +52,15 @@ struct SignatureRule {
   // A line that tells what a failure means (a warning, a version shown) but is no error of its
   // own: an input that ends with it has not failed.
   bool hint = false;
+  // Made for an error-site table (sites.h): matched by the site matcher on the texts the
+  // engine keeps, never by its own pattern or literals.
+  bool site = false;
+  // A line a process prints while it shuts down after its work (a worker stopped by its parent):
+  // a hint, and a line logged at ERROR that it matches is no error line of its own.
+  bool teardown = false;
+  // `scope.level = "error"`: holds only on a line event its envelope logged at ERROR or above
+  // (a glog/absl `E`/`F` line, `level=error`, a JSON level, a syslog severity).
+  bool error_level = false;
   // Captures every hit carries whatever the pattern matched (a vocabulary row's name, code,
   // text and remedy); a named group of the pattern with the same name wins.
   std::map<std::string, std::string> fixed_captures;
@@ -164,6 +174,10 @@ class RuleSet {
   const std::vector<LibraryMinimum>& library_minimums() const { return library_minimums_; }
   const std::vector<DriverMinimum>& driver_minimums() const { return driver_minimums_; }
   const std::vector<VocabularyTable>& vocabularies() const { return vocabularies_; }
+  // The error-site tables (rules/sites/*.tsv) and, per table and row, the signature a hit on
+  // that row reports (-1: the row reports none, a hint with no cause).
+  const std::vector<SiteTable>& site_tables() const { return site_tables_; }
+  int SiteSignature(size_t table, size_t row) const;
   // The taxonomy's ids (`[[taxonomy]]` entries); empty when no rule file lists them.
   const std::vector<std::string>& taxonomy() const { return taxonomy_; }
   // The taxonomy id `cause_id` falls under ("cuda.oom.kv_cache" -> "cuda.oom"); the id itself
@@ -211,6 +225,8 @@ class RuleSet {
   std::vector<LibraryMinimum> library_minimums_;
   std::vector<DriverMinimum> driver_minimums_;
   std::vector<VocabularyTable> vocabularies_;
+  std::vector<SiteTable> site_tables_;
+  std::vector<std::vector<int>> site_signatures_;  // [table][row] -> signature, -1 for none
   std::vector<std::string> taxonomy_;
   std::vector<std::string> files_;
   std::map<std::string, int, std::less<>> signature_index_;

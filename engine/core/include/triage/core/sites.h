@@ -1,0 +1,87 @@
+// Error-site tables: every place a program of the stack raises or logs an error, read from its
+// source by scripts/vocab/ (docs/site-tables.md has the counts, scripts/vocab/CLASSIFICATION.md
+// the procedure that gave each row its taxonomy id).
+//
+// A table is one project at one release (`rules/sites/<project>.tsv`): a header of `# key: value`
+// lines (project, repo, release, commit) and one row a line, tab-separated:
+//
+//   origin  site  level  cause  why  form  template
+//
+// `origin` is the file and line of the site in the project's tree; several rows with one origin
+// are several forms of one site. A form is the message as a log shows it, constant text with
+// `{*}` where the program inserts something. `level` is `error` or `hint` (a warning: it tells
+// what a failure means, but an input that ends with it has not failed).
+//
+// The tables are matched only within the lines and events that the engine keeps (an error line,
+// a traceback, a line a signature's literal kept), never over every byte: their cost does not
+// grow with the bytes of a log, only with the lines that already look like errors.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace triage::core {
+
+struct SiteRow {
+  std::string origin;  // "vllm/config.py:412"
+  std::string site;    // "raise ValueError", "TORCH_CHECK", "LOG(FATAL)"
+  bool hint = false;
+  std::string cause;   // a taxonomy id or "unclassified"
+  std::string why;     // the rule of the classification procedure that decided
+  std::vector<std::string> pieces;  // the form's constant text, split where it had `{*}`
+  int line = 0;        // line of the table file
+};
+
+struct SiteTable {
+  std::string project;  // [a-z0-9_]+, from the file's header
+  std::string repo;
+  std::string release;
+  std::string commit;
+  std::string file;
+  std::vector<SiteRow> rows;
+};
+
+// Parses one table; faults (a missing header key, a row of the wrong shape, a form with too
+// little constant text) go to `faults` as "line: message" with the table's line, and the row is
+// left out.
+SiteTable ParseSiteTable(const std::string& file, std::string_view text,
+                         std::vector<std::pair<int, std::string>>& faults);
+
+// A form's constant pieces, in order ("Unknown method: {*} for {*}" -> "Unknown method: ",
+// " for "); empty pieces dropped.
+std::vector<std::string> SplitForm(std::string_view form);
+
+namespace detail {
+
+// The compiled tables: one scan of a text for every row's longest piece, then the candidates'
+// pieces in order. Immutable after construction; const members are thread-safe.
+class SiteMatcher {
+ public:
+  struct Match {
+    size_t table = 0;
+    size_t row = 0;
+  };
+  // Rows whose `row_signature[table][row]` is negative (a row that reports nothing) are left
+  // out, so that they never hide a row that does.
+  SiteMatcher(const std::vector<SiteTable>& tables, const std::vector<std::vector<int>>& row_signature);
+  ~SiteMatcher();
+  SiteMatcher(const SiteMatcher&) = delete;
+  SiteMatcher& operator=(const SiteMatcher&) = delete;
+
+  bool empty() const { return rows_.empty(); }
+  // The row whose form `text` shows with the most constant text, if any; of rows with as much,
+  // an error before a hint, then the first in table and file order.
+  bool Best(std::string_view text, Match& out) const;
+
+ private:
+  struct Impl;
+  std::vector<Match> rows_;
+  std::vector<const SiteRow*> row_of_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace detail
+}  // namespace triage::core

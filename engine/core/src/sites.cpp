@@ -1,0 +1,219 @@
+// Error-site tables: parsing and the matcher over kept lines.
+#include "triage/core/sites.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "literal_scanner.h"
+
+namespace triage::core {
+
+namespace {
+
+// A form needs this much constant text in one piece, and in all, to be looked for at all:
+// shorter ones ("failed: ", "invalid value") hold for too many lines that the site never
+// printed.
+constexpr size_t kMinPiece = 8;
+constexpr size_t kMinConstant = 16;
+
+// The columns of a row, `\t`, `\n` and `\\` unescaped.
+std::vector<std::string> Columns(std::string_view line) {
+  std::vector<std::string> cols(1);
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '\t') {
+      cols.emplace_back();
+    } else if (c == '\\' && i + 1 < line.size()) {
+      const char n = line[++i];
+      cols.back() += n == 't' ? '\t' : n == 'n' ? '\n' : n;
+    } else {
+      cols.back() += c;
+    }
+  }
+  return cols;
+}
+
+bool IsProjectId(std::string_view id) {
+  return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// `# key: value` of the header.
+void ReadHeaderLine(std::string_view line, SiteTable& t) {
+  line.remove_prefix(1);
+  const size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return;
+  const std::string_view key = Trim(line.substr(0, colon));
+  const std::string value(Trim(line.substr(colon + 1)));
+  if (key == "project") t.project = value;
+  else if (key == "repo") t.repo = value;
+  else if (key == "release") t.release = value;
+  else if (key == "commit") t.commit = value;
+}
+
+}  // namespace
+
+std::vector<std::string> SplitForm(std::string_view form) {
+  std::vector<std::string> pieces;
+  while (!form.empty()) {
+    const size_t star = form.find("{*}");
+    const std::string_view piece = form.substr(0, star);
+    if (!piece.empty()) pieces.emplace_back(piece);
+    if (star == std::string_view::npos) break;
+    form.remove_prefix(star + 3);
+  }
+  return pieces;
+}
+
+SiteTable ParseSiteTable(const std::string& file, std::string_view text,
+                         std::vector<std::pair<int, std::string>>& faults) {
+  SiteTable t;
+  t.file = file;
+  int n = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (line.front() == '#') {
+      if (t.rows.empty()) ReadHeaderLine(line, t);
+      continue;
+    }
+    std::vector<std::string> cols = Columns(line);
+    if (cols.size() < 6) {
+      faults.emplace_back(n, "a row needs the columns origin, site, level, cause, why, form");
+      continue;
+    }
+    SiteRow row;
+    row.origin = std::move(cols[0]);
+    row.site = std::move(cols[1]);
+    if (cols[2] != "error" && cols[2] != "hint") {
+      faults.emplace_back(n, "level must be 'error' or 'hint', not '" + cols[2] + "'");
+      continue;
+    }
+    row.hint = cols[2] == "hint";
+    row.cause = std::move(cols[3]);
+    row.why = std::move(cols[4]);
+    row.pieces = SplitForm(cols[5]);
+    size_t longest = 0, constant = 0;
+    for (const auto& p : row.pieces) longest = std::max(longest, p.size()), constant += p.size();
+    if (row.origin.empty() || row.cause.empty()) {
+      faults.emplace_back(n, "a row without origin or cause");
+      continue;
+    }
+    if (longest < kMinPiece || constant < kMinConstant) {
+      faults.emplace_back(n, "form '" + cols[5] + "' has too little constant text (a piece of " +
+                                 std::to_string(kMinPiece) + " bytes and " +
+                                 std::to_string(kMinConstant) + " in all are needed)");
+      continue;
+    }
+    row.line = n;
+    t.rows.push_back(std::move(row));
+  }
+  for (const char* key : {"project", "repo", "release", "commit"}) {
+    const std::string& v = std::string_view(key) == "project" ? t.project
+                           : std::string_view(key) == "repo"  ? t.repo
+                           : std::string_view(key) == "release" ? t.release
+                                                                : t.commit;
+    if (v.empty()) faults.emplace_back(1, std::string("the header has no '# ") + key + ": ' line");
+  }
+  if (!t.project.empty() && !IsProjectId(t.project))
+    faults.emplace_back(1, "project '" + t.project + "' is not [a-z0-9_]+");
+  return t;
+}
+
+namespace detail {
+
+struct SiteMatcher::Impl {
+  LiteralScanner scanner;
+  std::vector<std::vector<uint32_t>> literal_rows;  // literal -> rows (into rows_)
+};
+
+namespace {
+
+// Whether `text` shows the pieces in order; `anchor`, the piece the scanner found, is somewhere
+// in it (checked again here, in order with the others).
+bool ShowsPieces(std::string_view text, const std::vector<std::string>& pieces) {
+  size_t at = 0;
+  for (const auto& p : pieces) {
+    const size_t k = text.find(p, at);
+    if (k == std::string_view::npos) return false;
+    at = k + p.size();
+  }
+  return true;
+}
+
+size_t ConstantBytes(const SiteRow& r) {
+  size_t n = 0;
+  for (const auto& p : r.pieces) n += p.size();
+  return n;
+}
+
+}  // namespace
+
+SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
+                         const std::vector<std::vector<int>>& row_signature)
+    : impl_(std::make_unique<Impl>()) {
+  std::vector<std::string> literals;
+  std::map<std::string, uint32_t> index;
+  for (size_t t = 0; t < tables.size(); ++t) {
+    for (size_t r = 0; r < tables[t].rows.size(); ++r) {
+      const SiteRow& row = tables[t].rows[r];
+      if (t >= row_signature.size() || r >= row_signature[t].size() || row_signature[t][r] < 0) continue;
+      const std::string* longest = nullptr;
+      for (const auto& p : row.pieces)
+        if (!longest || p.size() > longest->size()) longest = &p;
+      if (!longest || longest->size() < kMinPiece) continue;
+      auto [it, fresh] = index.emplace(*longest, uint32_t(literals.size()));
+      if (fresh) {
+        literals.push_back(*longest);
+        impl_->literal_rows.emplace_back();
+      }
+      impl_->literal_rows[it->second].push_back(uint32_t(rows_.size()));
+      rows_.push_back({t, r});
+      row_of_.push_back(&row);
+    }
+  }
+  impl_->scanner = LiteralScanner(literals, std::vector<uint8_t>(literals.size(), 1));
+}
+
+SiteMatcher::~SiteMatcher() = default;
+
+bool SiteMatcher::Best(std::string_view text, Match& out) const {
+  if (rows_.empty() || text.size() < kMinPiece) return false;
+  bool found = false;
+  uint32_t best = 0;
+  size_t best_bytes = 0;
+  impl_->scanner.ForEach(text, [&](size_t lit) {
+    for (uint32_t k : impl_->literal_rows[lit]) {
+      const SiteRow* row = row_of_[k];
+      const size_t bytes = ConstantBytes(*row);
+      // More constant text is a closer fit; on a tie an error before a hint, then the first
+      // table and row (file order).
+      if (found && bytes < best_bytes) continue;
+      if (found && bytes == best_bytes) {
+        const bool hint = row->hint, best_hint = row_of_[best]->hint;
+        if (hint > best_hint || (hint == best_hint && k >= best)) continue;
+      }
+      if (!ShowsPieces(text, row->pieces)) continue;
+      found = true;
+      best = k;
+      best_bytes = bytes;
+    }
+  });
+  if (found) out = rows_[best];
+  return found;
+}
+
+}  // namespace detail
+}  // namespace triage::core

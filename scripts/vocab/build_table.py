@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Writes one error-site table, rules/sites/<project>.tsv, from a project's source.
+
+    scripts/vocab/build_table.py PROJECT REPO SOURCE [--release TAG] [--commit SHA]
+                                 [--under DIR ...] [--out FILE]
+
+SOURCE is a checkout (a folder) or a bare git folder (its HEAD is read through `git archive`).
+Release and commit are read from SOURCE's git when not given (`git describe --tags`, HEAD).
+--under limits the extraction to folders of the tree (PyTorch: c10 aten torch).
+
+Every site that scripts/vocab/extract.py finds becomes one row per form, classified by
+scripts/vocab/classify.py (its procedure: scripts/vocab/CLASSIFICATION.md). The engine reads the
+format described in engine/core/include/triage/core/sites.h; `triage rules check` validates it.
+"""
+import argparse, datetime, os, subprocess, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import extract  # noqa: E402
+import classify  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def git(source, *args):
+    bare = not os.path.isdir(os.path.join(source, ".git"))
+    cmd = ["git", "--git-dir=" + source] if bare else ["git", "-C", source]
+    return subprocess.run(cmd + list(args), capture_output=True, text=True).stdout.strip()
+
+
+def escape(text):
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "")
+
+
+SOURCE_SUFFIXES = (".py", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hh", ".hpp", ".go", ".rs")
+
+
+def unpack(gitdir, under, into):
+    """The source files of HEAD of a bare repository (under `under`, when given) into `into`.
+    Read blob by blob, so that a snapshot whose largest files are absent still gives the rest."""
+    listing = subprocess.run(["git", "--git-dir=" + gitdir, "ls-tree", "-r", "-z", "HEAD"] + list(under or []),
+                             capture_output=True).stdout.split(b"\0")
+    wanted = []
+    for entry in listing:
+        if not entry:
+            continue
+        meta, path = entry.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        name = path.decode("utf-8", "replace")
+        if kind == b"blob" and name.endswith(SOURCE_SUFFIXES):
+            wanted.append((sha.decode(), name))
+    batch = subprocess.Popen(["git", "--git-dir=" + gitdir, "cat-file", "--batch"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    for sha, name in wanted:
+        batch.stdin.write((sha + "\n").encode())
+        batch.stdin.flush()
+        header = batch.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        data = batch.stdout.read(int(header[2]))
+        batch.stdout.read(1)
+        dest = os.path.join(into, name)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "wb") as f:
+            f.write(data)
+    batch.stdin.close()
+    batch.wait()
+
+
+# What the engine looks for at all (engine/core/src/sites.cpp): a form with less constant text
+# holds for too many lines its site never printed.
+MIN_PIECE, MIN_CONSTANT = 8, 16
+
+
+def matchable(form):
+    pieces = [p for p in form.split("{*}") if p]
+    return pieces and max(map(len, pieces)) >= MIN_PIECE and sum(map(len, pieces)) >= MIN_CONSTANT
+
+
+def rows_of(sites, project):
+    seen = set()
+    for s in sites:
+        cause, why = classify.classify(s, project)
+        for form in s["forms"]:
+            if not matchable(form):
+                continue
+            key = (s["origin"], form)
+            if key in seen:
+                continue
+            seen.add(key)
+            yield [s["origin"], s["site"], s["level"], cause, why, form, s.get("template", "")[:300]]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("project")
+    ap.add_argument("repo")
+    ap.add_argument("source")
+    ap.add_argument("--release")
+    ap.add_argument("--commit")
+    ap.add_argument("--under", nargs="*", default=[])
+    ap.add_argument("--out")
+    ap.add_argument("--manifest", help="SOURCE is part of a tree: a file of lines 'path<TAB>commit' "
+                    "naming each file and the commit it was read at (written into the header)")
+    a = ap.parse_args()
+    manifest = []
+    if a.manifest:
+        with open(a.manifest) as f:
+            manifest = [l.rstrip("\n").split("\t")[:2] for l in f if l.strip()]
+        a.release = a.release or "part of the tree: %d files, each at the commit its '# file:' line names" % len(manifest)
+        a.commit = a.commit or "per file (below)"
+    release = a.release or git(a.source, "describe", "--tags", "HEAD") or "untagged"
+    commit = a.commit or git(a.source, "rev-parse", "HEAD")
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = a.source
+        if not os.path.isdir(os.path.join(a.source, ".git")) and os.path.exists(os.path.join(a.source, "HEAD")):
+            unpack(a.source, a.under, tmp)
+            tree = tmp
+        sites = []
+        for sub in (a.under or ["."]):
+            part = extract.extract_tree(os.path.join(tree, sub))
+            for s in part:
+                if sub != ".":
+                    s["origin"] = os.path.normpath(os.path.join(sub, s["origin"]))
+            sites.extend(part)
+    sites.sort(key=lambda s: (s["origin"].rsplit(":", 1)[0], int(s["origin"].rsplit(":", 1)[1])))
+    rows = list(rows_of(sites, a.project))
+    out = a.out or os.path.join(ROOT, "rules", "sites", a.project + ".tsv")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("# The error sites of %s: every place its source raises or logs an error, with the\n"
+                "# message as a log shows it and the taxonomy id scripts/vocab/classify.py gave it.\n" % a.repo)
+        f.write("# project: %s\n# repo: %s\n# release: %s\n# commit: %s\n" % (a.project, a.repo, release, commit))
+        f.write("# extracted: %s by scripts/vocab/build_table.py%s\n" % (
+            datetime.date.today().isoformat(), (" --under " + " ".join(a.under)) if a.under else ""))
+        for path, commit in manifest:
+            f.write("# file: %s %s\n" % (path, commit))
+        f.write("# columns: origin\tsite\tlevel\tcause\twhy\tform\ttemplate\n")
+        for r in rows:
+            f.write("\t".join(escape(c) for c in r) + "\n")
+    causes = {}
+    for r in rows:
+        causes[r[3]] = causes.get(r[3], 0) + 1
+    print("%s: %d rows from %d sites (%s)" % (os.path.relpath(out, ROOT) if out.startswith(ROOT) else out,
+          len(rows), len(sites), ", ".join("%s %d" % kv for kv in sorted(causes.items(), key=lambda x: -x[1]))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Tests of the vocabulary scripts (scripts/vocab)."""
