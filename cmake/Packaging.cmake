@@ -40,7 +40,7 @@ add_custom_target(triage_manual ALL DEPENDS ${TRIAGE_MAN_PAGE} ${TRIAGE_COMPLETI
 
 install(TARGETS triage RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/rules/ DESTINATION ${CMAKE_INSTALL_DATADIR}/triage/rules
-        FILES_MATCHING PATTERN "*.toml")
+        FILES_MATCHING PATTERN "*.toml" PATTERN "*.tsv")
 install(FILES ${TRIAGE_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${TRIAGE_GENERATED_DOCS}/completions/triage.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME triage)

@@ -133,6 +133,9 @@ def main():
         f.write("# project: %s\n# repo: %s\n# release: %s\n# commit: %s\n" % (a.project, a.repo, release, commit))
         f.write("# extracted: %s by scripts/vocab/build_table.py%s\n" % (
             datetime.date.today().isoformat(), (" --under " + " ".join(a.under)) if a.under else ""))
+        keys = sorted({(r[3] + (":hint" if r[2] == "hint" else "")) for r in rows
+                       if not (r[2] == "hint" and r[3] == "unclassified")})
+        f.write("# causes: %s\n" % " ".join(keys))
         for path, commit in manifest:
             f.write("# file: %s %s\n" % (path, commit))
         f.write("# columns: origin\tsite\tlevel\tcause\twhy\tform\ttemplate\n")

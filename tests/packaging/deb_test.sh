@@ -25,8 +25,8 @@ for f in ./usr/bin/triage ./usr/share/triage/rules/cuda.toml ./usr/share/triage/
          ./usr/share/doc/triage/docs/rule-format.md; do
   grep -qx -- "$f" "$work/files" || fail "$f is not in the package"
 done
-shipped=$(ls "$source"/rules/*.toml | wc -l)
-packed=$(grep -c '^\./usr/share/triage/rules/.*\.toml$' "$work/files")
+shipped=$(ls "$source"/rules/*.toml "$source"/rules/sites/*.toml "$source"/rules/sites/*.tsv | wc -l)
+packed=$(grep -cE '^\./usr/share/triage/rules/.*\.(toml|tsv)$' "$work/files")
 [ "$shipped" -eq "$packed" ] || fail "$packed rule files packed, $shipped shipped"
 # Nothing beside the binary: libsimdjson comes from its Debian package.
 ! grep -q 'libsimdjson' "$work/files" || fail "the package carries libsimdjson"

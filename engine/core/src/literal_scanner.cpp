@@ -84,21 +84,26 @@ LiteralScanner::LiteralScanner(const std::vector<std::string>& literals,
     g.width = spec.width;
     g.triple = spec.triple;
     std::vector<Entry> mine;
+    std::vector<double> pair_cost;
     for (uint32_t li = 0; li < literals_.size(); ++li) {
       const std::string& lit = literals_[li];
       if (lit.size() < spec.min_len || lit.size() > spec.max_len) continue;
       // The window whose bytes are rarest, the bytes that end it counting most (the scan stops
       // wherever they occur).
+      // A window's cost is the sum of its byte pairs' costs, its last pair's eight times over:
+      // the pairs' costs once, then each window's sum slid along the literal (a table's long
+      // forms would otherwise cost a start their length times the window).
       size_t best = 0;
       double best_cost = std::numeric_limits<double>::max();
       const size_t w = spec.width;
+      pair_cost.resize(lit.size() - 1);
+      for (size_t i = 0; i + 1 < lit.size(); ++i)
+        pair_cost[i] = Freq(static_cast<unsigned char>(lit[i])) * Freq(static_cast<unsigned char>(lit[i + 1]));
+      double sum = 0;  // pairs off .. off + w - 2 of the window at `off`
+      for (size_t q = 0; q + 1 < w; ++q) sum += pair_cost[q];
       for (size_t off = 0; off + w <= lit.size(); ++off) {
-        double cost = 0;
-        for (size_t q = 0; q + 1 < w; ++q)
-          cost += Freq(static_cast<unsigned char>(lit[off + q])) *
-                  Freq(static_cast<unsigned char>(lit[off + q + 1]));
-        cost += 8 * Freq(static_cast<unsigned char>(lit[off + w - 2])) *
-                Freq(static_cast<unsigned char>(lit[off + w - 1]));
+        if (off > 0) sum += pair_cost[off + w - 2] - pair_cost[off - 1];
+        const double cost = sum + 8 * pair_cost[off + w - 2];
         if (cost < best_cost) best_cost = cost, best = off;
       }
       mine.push_back(Entry{li, uint32_t(best)});

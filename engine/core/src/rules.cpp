@@ -110,9 +110,19 @@ struct RuleSet::Compiled {
   std::vector<uint32_t> db_flags;
   mutable std::once_flag db_once;
   mutable std::unique_ptr<detail::LiteralDatabase> db;
-  // The error-site tables' matcher, tried on every text that reaches the matcher (kept lines
-  // only); null when no table is loaded.
-  std::unique_ptr<detail::SiteMatcher> sites;
+  // The error-site tables' matcher, tried on the texts Match() gives it; built on first use
+  // (a run that meets no error pays nothing for it); null when no table is loaded.
+  const RuleSet* owner = nullptr;
+  mutable std::once_flag sites_once;
+  mutable std::unique_ptr<detail::SiteMatcher> sites_;
+  const detail::SiteMatcher* Sites() const {
+    if (owner->site_tables_.empty()) return nullptr;
+    std::call_once(sites_once, [this] {
+      const auto& tables = owner->site_tables();
+      sites_ = std::make_unique<detail::SiteMatcher>(tables, owner->site_signatures_);
+    });
+    return sites_.get();
+  }
   // Signatures of `scope.level = "error"`: tried on every line event logged at ERROR or above.
   std::vector<int> error_level;
   const detail::LiteralDatabase* Database() const {
@@ -123,6 +133,14 @@ struct RuleSet::Compiled {
     return db.get();
   }
 };
+
+// "site.<project>.<cause with '.' as '_'>[.hint]": the signature of a table's rows with one key.
+static std::string SiteSignatureId(const std::string& project, std::string_view key) {
+  const bool hint = key.size() > 5 && key.substr(key.size() - 5) == ":hint";
+  std::string name(hint ? key.substr(0, key.size() - 5) : key);
+  std::replace(name.begin(), name.end(), '.', '_');
+  return "site." + project + "." + name + (hint ? ".hint" : "");
+}
 
 RuleSet::RuleSet() = default;
 RuleSet::~RuleSet() = default;
@@ -142,9 +160,47 @@ std::string RuleSet::TaxonomyIdOf(std::string_view cause_id) const {
   return std::string(best.empty() ? cause_id : best);
 }
 
+const std::vector<SiteTable>& RuleSet::site_tables() const {
+  std::call_once(site_rows_once_, [this] { ReadSiteRows(); });
+  return site_tables_;
+}
+
 int RuleSet::SiteSignature(size_t table, size_t row) const {
+  site_tables();
   if (table >= site_signatures_.size() || row >= site_signatures_[table].size()) return -1;
   return site_signatures_[table][row];
+}
+
+// The rows of the tables whose header named their signatures (the others were read whole at
+// loading), and each row's signature: that of its table and key, which loading made.
+void RuleSet::ReadSiteRows() const {
+  site_signatures_.assign(site_tables_.size(), {});
+  for (size_t t = 0; t < site_tables_.size(); ++t) {
+    SiteTable& table = site_tables_[t];
+    if (table.rows.empty()) {
+      std::ifstream in(table.file, std::ios::binary);
+      std::ostringstream buf;
+      buf << in.rdbuf();
+      if (!in) {
+        site_faults_.push_back({table.file, 0, "cannot read"});
+        continue;
+      }
+      std::vector<std::pair<int, std::string>> faults;
+      SiteTable whole = ParseSiteTable(table.file, buf.str(), faults);
+      for (auto& [line, msg] : faults) site_faults_.push_back({table.file, line, std::move(msg)});
+      table.rows = std::move(whole.rows);
+    }
+    std::vector<int>& sig = site_signatures_[t];
+    sig.assign(table.rows.size(), -1);
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      const std::string key = SiteSignatureKey(table.rows[r]);
+      if (key.empty()) continue;
+      sig[r] = FindSignature(SiteSignatureId(table.project, key));
+      if (sig[r] < 0)
+        site_faults_.push_back({table.file, table.rows[r].line,
+                                "the header's '# causes:' does not name '" + key + "'"});
+    }
+  }
 }
 
 int RuleSet::FindCause(std::string_view id) const {
@@ -222,7 +278,8 @@ static void MatchSitesInto(const RuleSet& rules, const RuleSet::Compiled& c, std
                            Place place, bool last_exception, uint64_t line, size_t line_index,
                            int exception_index, std::vector<SignatureHit>& out) {
   detail::SiteMatcher::Match m;
-  if (!c.sites || !c.sites->Best(text, m)) return;
+  const detail::SiteMatcher* sites = c.Sites();
+  if (!sites || !sites->Best(text, m)) return;
   const int sig = rules.SiteSignature(m.table, m.row);
   if (sig < 0 || !InScope(rules.signatures()[size_t(sig)], place, last_exception)) return;
   const SiteTable& table = rules.site_tables()[m.table];
@@ -246,7 +303,6 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
                           Place place, bool last_exception, uint64_t line, size_t line_index,
                           int exception_index, std::vector<SignatureHit>& out,
                           std::vector<int>& scratch) {
-  MatchSitesInto(rules, c, text, place, last_exception, line, line_index, exception_index, out);
   scratch.clear();
   auto candidates_of = [&](size_t lit) {
     for (int s : c.literal_signatures[lit]) scratch.push_back(s);
@@ -309,6 +365,8 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
 std::vector<RuleDiagnostic> RuleSet::CompileAll() const {
   std::vector<RuleDiagnostic> out;
   if (!compiled_) return out;
+  site_tables();
+  out.insert(out.end(), site_faults_.begin(), site_faults_.end());
   for (size_t i = 0; i < signatures_.size(); ++i) {
     const SignatureRule& s = signatures_[i];
     if (s.site || compiled_->Regex(s, i).re) continue;
@@ -323,6 +381,7 @@ std::vector<SignatureHit> RuleSet::MatchText(std::string_view text) const {
   if (!compiled_) return out;
   std::vector<int> scratch;
   MatchTextInto(*this, *compiled_, text, Place::kLineEvent, false, 1, 0, -1, out, scratch);
+  MatchSitesInto(*this, *compiled_, text, Place::kLineEvent, false, 1, 0, -1, out);
   return out;
 }
 
@@ -359,16 +418,30 @@ std::vector<SignatureHit> RuleSet::Match(const ingest::Event& event) const {
   auto line_no = [&](size_t k) {
     return k < event.lines.size() ? event.lines[k].number : event.first_line;
   };
+  // The error-site tables are tried on what carries a program's error message: an exception
+  // of a traceback (its frames and code lines are the program's source, not its messages), a
+  // line logged at WARNING or above, and a line without a level that a written signature found
+  // something in (an error word, an exception form). Not on every line the prefilter kept.
+  const bool loud_level = event.level && (*event.level == "ERROR" ||
+                                          *event.level == "CRITICAL");
+  auto sites_on = [&](std::string_view text, Place place, uint64_t line, size_t k, size_t hits_before) {
+    if (loud_level || (!event.level && out.size() > hits_before))
+      MatchSitesInto(*this, c, text, place, false, line, k, -1, out);
+  };
   switch (event.kind) {
     case ingest::EventKind::kLine: {
       std::string_view text = event.Text();
       MatchTextInto(*this, c, text, Place::kLineEvent, false, line_no(0), 0, -1, out, scratch);
+      sites_on(text, Place::kLineEvent, line_no(0), 0, 0);
       break;
     }
     case ingest::EventKind::kBlock:
-      for (size_t k = 0; k < event.lines.size(); ++k)
+      for (size_t k = 0; k < event.lines.size(); ++k) {
+        const size_t before = out.size();
         MatchTextInto(*this, c, event.lines[k].message, Place::kBlockLine, false, line_no(k), k,
                       -1, out, scratch);
+        sites_on(event.lines[k].message, Place::kBlockLine, line_no(k), k, before);
+      }
       if (event.lines.empty())
         MatchTextInto(*this, c, event.text, Place::kBlockLine, false, event.first_line, 0, -1,
                       out, scratch);
@@ -387,6 +460,7 @@ std::vector<SignatureHit> RuleSet::Match(const ingest::Event& event) const {
         std::vector<SignatureHit> ex_hits;
         MatchTextInto(*this, c, text, Place::kException, last, line_no(k), k, int(j), ex_hits,
                       scratch);
+        MatchSitesInto(*this, c, text, Place::kException, last, line_no(k), k, int(j), ex_hits);
         for (auto& h : ex_hits) {
           // The same signature already found on that line as plain text: keep one hit, with
           // the exception's position.
@@ -1322,17 +1396,26 @@ void RuleSetBuilder::LoadSites(const std::string& folder) {
   std::sort(files.begin(), files.end());
   auto& tables = set_->site_tables_;
   for (const auto& f : files) {
+    // The header only, where it names the table's signatures; the rows are read on first use.
     std::ifstream in(f, std::ios::binary);
-    std::ostringstream buf;
-    buf << in.rdbuf();
     if (!in) {
       Fault(f, 0, "cannot read");
       continue;
     }
-    const std::string text = buf.str();
+    std::string head, line;
+    while (std::getline(in, line) && (line.empty() || line[0] == '#')) head += line + "\n";
     std::vector<std::pair<int, std::string>> faults;
-    SiteTable table = ParseSiteTable(f, text, faults);
-    for (auto& [line, msg] : faults) Fault(f, line, std::move(msg));
+    SiteTable table = ParseSiteTable(f, head, faults, true);
+    if (table.signature_keys.empty()) {
+      std::ostringstream rest;
+      rest << in.rdbuf();
+      table = ParseSiteTable(f, head + line + "\n" + rest.str(), faults);
+      std::set<std::string> keys;
+      for (const auto& r : table.rows)
+        if (std::string k = SiteSignatureKey(r); !k.empty()) keys.insert(k);
+      table.signature_keys.assign(keys.begin(), keys.end());
+    }
+    for (auto& [fl, msg] : faults) Fault(f, fl, std::move(msg));
     if (table.project.empty()) continue;
     auto same = std::find_if(tables.begin(), tables.end(),
                              [&](const SiteTable& t) { return t.project == table.project; });
@@ -1343,72 +1426,58 @@ void RuleSetBuilder::LoadSites(const std::string& folder) {
   }
 }
 
-// Each site table's rows become hits of one signature per (table, cause), and each classified
-// cause one cause `<id>.src_<project>` that gives way to a written cause of its id, titled by
-// the program's own message and naming where it comes from.
+// Each key of a table (a taxonomy id or `unclassified`, `:hint` for hint rows) becomes one
+// signature that the table's rows with that key report, and each classified id one cause
+// `<id>.src_<project>` that gives way to a written cause of its id, titled by the program's own
+// message and naming where it comes from.
 void RuleSetBuilder::AddSiteTables() {
   RuleSet& rs = *set_;
-  rs.site_signatures_.assign(rs.site_tables_.size(), {});
-  for (size_t t = 0; t < rs.site_tables_.size(); ++t) {
-    SiteTable& table = rs.site_tables_[t];
-    std::map<std::pair<std::string, bool>, std::string> sig_of;  // (cause, hint) -> signature id
-    std::map<std::string, CauseRule> causes;
-    std::vector<int>& row_sig = rs.site_signatures_[t];
-    row_sig.assign(table.rows.size(), -1);
-    std::vector<std::pair<size_t, std::string>> row_sig_id;
-    for (size_t r = 0; r < table.rows.size(); ++r) {
-      const SiteRow& row = table.rows[r];
-      const bool unclassified = row.cause == "unclassified";
+  for (SiteTable& table : rs.site_tables_) {
+    for (const std::string& key : table.signature_keys) {
+      const bool hint = key.size() > 5 && key.substr(key.size() - 5) == ":hint";
+      const std::string cause = hint ? key.substr(0, key.size() - 5) : key;
+      const bool unclassified = cause == "unclassified";
       if (!unclassified && !rs.taxonomy_.empty() &&
-          std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), row.cause) == rs.taxonomy_.end()) {
-        Fault(table.file, row.line, "cause outside the taxonomy: '" + row.cause + "'");
+          std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), cause) == rs.taxonomy_.end()) {
+        Fault(table.file, 1, "cause outside the taxonomy: '" + cause + "'");
         continue;
       }
-      if (!unclassified && !site_remedies_.count(row.cause)) {
-        Fault(table.file, row.line, "no remedy for '" + row.cause + "' in " +
-                                        (site_remedies_file_.empty() ? "sites/remedies.toml"
-                                                                     : site_remedies_file_));
+      if (!unclassified && !site_remedies_.count(cause)) {
+        Fault(table.file, 1, "no remedy for '" + cause + "' in " +
+                                  (site_remedies_file_.empty() ? "sites/remedies.toml" : site_remedies_file_));
         continue;
       }
-      if (unclassified && row.hint) continue;  // a warning that names nothing adds nothing
-      const std::string cause_key = unclassified ? "unclassified" : row.cause;
-      std::string& id = sig_of[{cause_key, row.hint}];
-      if (id.empty()) {
-        std::string name = cause_key;
-        std::replace(name.begin(), name.end(), '.', '_');
-        id = "site." + table.project + "." + name + (row.hint ? ".hint" : "");
-        SignatureRule s;
-        s.id = id;
-        s.site = true;
-        s.hint = row.hint;
-        s.strength = unclassified ? 0.02 : row.hint ? 0.2 : 0.45;
-        s.vocabulary = "sites:" + table.project;
-        s.file = table.file;
-        s.line = row.line;
-        AddSignature(std::move(s));
-        if (!unclassified) {
-          CauseRule& c = causes[row.cause];
-          if (c.id.empty()) {
-            c.id = row.cause + ".src_" + table.project;
-            c.title = "{site_message}";
-            c.remedy = site_remedies_[row.cause] + " (The message comes from {site_origin}.)";
-            c.prior = 0.35;
-            c.fingerprint = {"site_origin"};
-            c.defers_to = {row.cause};
-            c.file = table.file;
-            c.line = row.line;
-          }
-          c.requires_any.push_back(id);
-        }
+      SignatureRule s;
+      s.id = SiteSignatureId(table.project, key);
+      s.site = true;
+      s.hint = hint;
+      s.strength = unclassified ? 0.02 : hint ? 0.2 : 0.45;
+      s.vocabulary = "sites:" + table.project;
+      s.file = table.file;
+      s.line = 1;
+      const std::string sig_id = s.id;
+      AddSignature(std::move(s));
+      if (unclassified) continue;
+      const std::string cause_id = cause + ".src_" + table.project;
+      const int existing = rs.FindCause(cause_id);
+      if (existing >= 0) {
+        rs.causes_[size_t(existing)].requires_any.push_back(sig_id);
+        continue;
       }
-      row_sig_id.emplace_back(r, id);
-    }
-    for (auto& [id, c] : causes) {
+      CauseRule c;
+      c.id = cause_id;
+      c.title = "{site_message}";
+      c.remedy = site_remedies_[cause] + " (The message comes from {site_origin}.)";
+      c.prior = 0.35;
+      c.fingerprint = {"site_origin"};
+      c.defers_to = {cause};
+      c.file = table.file;
+      c.line = 1;
+      c.requires_any.push_back(sig_id);
       CauseRefs refs;
-      refs.requires_line = c.line;
+      refs.requires_line = 1;
       AddCause(std::move(c), refs);
     }
-    for (const auto& [r, id] : row_sig_id) row_sig[r] = rs.FindSignature(id);
   }
 }
 
@@ -1606,7 +1675,7 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
       c->unfiltered_set.reset();
     }
   }
-  if (!rs.site_tables_.empty()) c->sites = std::make_unique<detail::SiteMatcher>(rs.site_tables_, rs.site_signatures_);
+  c->owner = &rs;
   rs.compiled_ = std::move(c);
   return set_;
 }

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
+#include <unordered_map>
 
 #include "literal_scanner.h"
 
@@ -17,21 +17,32 @@ namespace {
 constexpr size_t kMinPiece = 8;
 constexpr size_t kMinConstant = 16;
 
-// The columns of a row, `\t`, `\n` and `\\` unescaped.
-std::vector<std::string> Columns(std::string_view line) {
-  std::vector<std::string> cols(1);
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (c == '\t') {
-      cols.emplace_back();
-    } else if (c == '\\' && i + 1 < line.size()) {
-      const char n = line[++i];
-      cols.back() += n == 't' ? '\t' : n == 'n' ? '\n' : n;
+// One column, `\t`, `\n` and `\\` unescaped.
+std::string Unescaped(std::string_view col) {
+  if (col.find('\\') == std::string_view::npos) return std::string(col);
+  std::string out;
+  out.reserve(col.size());
+  for (size_t i = 0; i < col.size(); ++i) {
+    if (col[i] == '\\' && i + 1 < col.size()) {
+      const char n = col[++i];
+      out += n == 't' ? '\t' : n == 'n' ? '\n' : n;
     } else {
-      cols.back() += c;
+      out += col[i];
     }
   }
-  return cols;
+  return out;
+}
+
+// The first `n` columns of a row (fewer when it has fewer), as they are written.
+size_t SplitColumns(std::string_view line, std::string_view* cols, size_t n) {
+  size_t k = 0;
+  while (k < n) {
+    const size_t tab = line.find('\t');
+    cols[k++] = line.substr(0, tab);
+    if (tab == std::string_view::npos) break;
+    line.remove_prefix(tab + 1);
+  }
+  return k;
 }
 
 bool IsProjectId(std::string_view id) {
@@ -57,6 +68,15 @@ void ReadHeaderLine(std::string_view line, SiteTable& t) {
   else if (key == "repo") t.repo = value;
   else if (key == "release") t.release = value;
   else if (key == "commit") t.commit = value;
+  else if (key == "causes") {
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      const size_t sp = rest.find(' ');
+      if (sp != 0) t.signature_keys.emplace_back(rest.substr(0, sp));
+      if (sp == std::string_view::npos) break;
+      rest.remove_prefix(sp + 1);
+    }
+  }
 }
 
 }  // namespace
@@ -73,11 +93,18 @@ std::vector<std::string> SplitForm(std::string_view form) {
   return pieces;
 }
 
+std::string SiteSignatureKey(const SiteRow& row) {
+  if (!row.hint) return row.cause;
+  return row.cause == "unclassified" ? std::string() : row.cause + ":hint";
+}
+
 SiteTable ParseSiteTable(const std::string& file, std::string_view text,
-                         std::vector<std::pair<int, std::string>>& faults) {
+                         std::vector<std::pair<int, std::string>>& faults, bool header_only) {
   SiteTable t;
   t.file = file;
   int n = 0;
+  bool header = true;
+  if (!header_only) t.rows.reserve(size_t(std::count(text.begin(), text.end(), '\n')));
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -86,25 +113,27 @@ SiteTable ParseSiteTable(const std::string& file, std::string_view text,
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     if (line.front() == '#') {
-      if (t.rows.empty()) ReadHeaderLine(line, t);
+      if (header) ReadHeaderLine(line, t);
       continue;
     }
-    std::vector<std::string> cols = Columns(line);
-    if (cols.size() < 6) {
+    header = false;
+    if (header_only) break;
+    std::string_view cols[6];
+    if (SplitColumns(line, cols, 6) < 6) {
       faults.emplace_back(n, "a row needs the columns origin, site, level, cause, why, form");
       continue;
     }
-    SiteRow row;
-    row.origin = std::move(cols[0]);
-    row.site = std::move(cols[1]);
     if (cols[2] != "error" && cols[2] != "hint") {
-      faults.emplace_back(n, "level must be 'error' or 'hint', not '" + cols[2] + "'");
+      faults.emplace_back(n, "level must be 'error' or 'hint', not '" + std::string(cols[2]) + "'");
       continue;
     }
+    SiteRow row;
+    row.origin = Unescaped(cols[0]);
+    row.site = Unescaped(cols[1]);
     row.hint = cols[2] == "hint";
-    row.cause = std::move(cols[3]);
-    row.why = std::move(cols[4]);
-    row.pieces = SplitForm(cols[5]);
+    row.cause = Unescaped(cols[3]);
+    // cols[4], the rule of the classification procedure that decided, is for review only.
+    row.pieces = SplitForm(Unescaped(cols[5]));
     size_t longest = 0, constant = 0;
     for (const auto& p : row.pieces) longest = std::max(longest, p.size()), constant += p.size();
     if (row.origin.empty() || row.cause.empty()) {
@@ -112,7 +141,7 @@ SiteTable ParseSiteTable(const std::string& file, std::string_view text,
       continue;
     }
     if (longest < kMinPiece || constant < kMinConstant) {
-      faults.emplace_back(n, "form '" + cols[5] + "' has too little constant text (a piece of " +
+      faults.emplace_back(n, "form '" + std::string(cols[5]) + "' has too little constant text (a piece of " +
                                  std::to_string(kMinPiece) + " bytes and " +
                                  std::to_string(kMinConstant) + " in all are needed)");
       continue;
@@ -165,7 +194,7 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
                          const std::vector<std::vector<int>>& row_signature)
     : impl_(std::make_unique<Impl>()) {
   std::vector<std::string> literals;
-  std::map<std::string, uint32_t> index;
+  std::unordered_map<std::string_view, uint32_t> index;
   for (size_t t = 0; t < tables.size(); ++t) {
     for (size_t r = 0; r < tables[t].rows.size(); ++r) {
       const SiteRow& row = tables[t].rows[r];
@@ -174,7 +203,7 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
       for (const auto& p : row.pieces)
         if (!longest || p.size() > longest->size()) longest = &p;
       if (!longest || longest->size() < kMinPiece) continue;
-      auto [it, fresh] = index.emplace(*longest, uint32_t(literals.size()));
+      auto [it, fresh] = index.emplace(std::string_view(*longest), uint32_t(literals.size()));
       if (fresh) {
         literals.push_back(*longest);
         impl_->literal_rows.emplace_back();

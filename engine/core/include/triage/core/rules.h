@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -175,8 +176,10 @@ class RuleSet {
   const std::vector<DriverMinimum>& driver_minimums() const { return driver_minimums_; }
   const std::vector<VocabularyTable>& vocabularies() const { return vocabularies_; }
   // The error-site tables (rules/sites/*.tsv) and, per table and row, the signature a hit on
-  // that row reports (-1: the row reports none, a hint with no cause).
-  const std::vector<SiteTable>& site_tables() const { return site_tables_; }
+  // that row reports (-1: the row reports none, a hint with no cause). Loading reads their
+  // headers only; the rows are read the first time either is asked for (a run that meets no
+  // error text never reads them), and the faults found then are CompileAll()'s.
+  const std::vector<SiteTable>& site_tables() const;
   int SiteSignature(size_t table, size_t row) const;
   // The taxonomy's ids (`[[taxonomy]]` entries); empty when no rule file lists them.
   const std::vector<std::string>& taxonomy() const { return taxonomy_; }
@@ -225,8 +228,11 @@ class RuleSet {
   std::vector<LibraryMinimum> library_minimums_;
   std::vector<DriverMinimum> driver_minimums_;
   std::vector<VocabularyTable> vocabularies_;
-  std::vector<SiteTable> site_tables_;
-  std::vector<std::vector<int>> site_signatures_;  // [table][row] -> signature, -1 for none
+  void ReadSiteRows() const;
+  mutable std::vector<SiteTable> site_tables_;
+  mutable std::vector<std::vector<int>> site_signatures_;  // [table][row] -> signature, -1 for none
+  mutable std::vector<RuleDiagnostic> site_faults_;
+  mutable std::once_flag site_rows_once_;
   std::vector<std::string> taxonomy_;
   std::vector<std::string> files_;
   std::map<std::string, int, std::less<>> signature_index_;

@@ -30,7 +30,6 @@ struct SiteRow {
   std::string site;    // "raise ValueError", "TORCH_CHECK", "LOG(FATAL)"
   bool hint = false;
   std::string cause;   // a taxonomy id or "unclassified"
-  std::string why;     // the rule of the classification procedure that decided
   std::vector<std::string> pieces;  // the form's constant text, split where it had `{*}`
   int line = 0;        // line of the table file
 };
@@ -41,14 +40,22 @@ struct SiteTable {
   std::string release;
   std::string commit;
   std::string file;
+  // The header's `# causes:` line: each taxonomy id (or `unclassified`) its rows name, with
+  // `:hint` for hint rows; what the rule set makes signatures and causes of before the rows are
+  // read. Empty when the header has none (the rows are then read at once).
+  std::vector<std::string> signature_keys;
   std::vector<SiteRow> rows;
 };
 
+// The signature key of a row: its cause, with ":hint" for a hint; empty for a hint that names
+// no cause (it reports nothing).
+std::string SiteSignatureKey(const SiteRow& row);
+
 // Parses one table; faults (a missing header key, a row of the wrong shape, a form with too
 // little constant text) go to `faults` as "line: message" with the table's line, and the row is
-// left out.
+// left out. With `header_only`, stops at the first row.
 SiteTable ParseSiteTable(const std::string& file, std::string_view text,
-                         std::vector<std::pair<int, std::string>>& faults);
+                         std::vector<std::pair<int, std::string>>& faults, bool header_only = false);
 
 // A form's constant pieces, in order ("Unknown method: {*} for {*}" -> "Unknown method: ",
 // " for "); empty pieces dropped.
