@@ -67,9 +67,23 @@ struct Settings {
   std::optional<std::string> host;  // --host: where the lines name none
   std::optional<std::string> config_path;
   double quiet_gap_seconds = 300;
+  std::optional<int32_t> timezone;  // [analyze] timezone: the zone of times without one
   // --since/--until, normalized (store::ParseSince).
   std::optional<std::string> since, until;
 };
+
+// The settings of the configuration that reading and analysing take.
+void TakeConfig(Settings& s, const core::Config& config) {
+  s.quiet_gap_seconds = config.quiet_gap_seconds;
+  s.timezone = config.timezone;
+}
+
+// The options of every reading of an input: the zone of times without one.
+ingest::IngestOptions IngestOptionsOf(const Settings& s) {
+  ingest::IngestOptions io;
+  io.zone = s.timezone;
+  return io;
+}
 
 // What one input produced.
 struct FileResult {
@@ -138,7 +152,7 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
   opts.quiet_gap_seconds = s.quiet_gap_seconds;
   core::Analyzer analyzer(rules, opts);
   const std::string name = (*src)->name();
-  ingest::IngestOptions io;
+  ingest::IngestOptions io = IngestOptionsOf(s);
   TimeSelection select(s.since, s.until);
   // The literal prefilter: a line no signature can match is framed and counted, not decoded
   // (unless lines are selected by their time, which every line tells).
@@ -259,7 +273,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     if (s.host) opts.host = *s.host;
     opts.quiet_gap_seconds = s.quiet_gap_seconds;
     core::Analyzer analyzer(rules, opts);
-    ingest::IngestOptions io;
+    ingest::IngestOptions io = IngestOptionsOf(s);
     rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
     io.reference_time = int64_t(st.st_mtime);  // the year of a year-less time, as a whole read has it
     ingest::EventStream stream(source_id, io, [&](ingest::Event&& ev) {
@@ -441,6 +455,7 @@ int AnalyzeLive(const std::vector<std::string>& inputs, const std::shared_ptr<co
   LiveSettings live;
   live.since = s.since;
   live.until = s.until;
+  live.zone = s.timezone;
   Status st = RunLive(inputs, rules, opts, live, g_stop, cb);
   if (!st.ok()) {
     PrintError("analyze", st.message());
@@ -546,7 +561,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     PrintError("config", config.status().message());
     return kExitUsage;
   }
-  s.quiet_gap_seconds = config->quiet_gap_seconds;
+  TakeConfig(s, *config);
 
   std::vector<std::string> inputs = args.Positionals();
   if (inputs.empty()) inputs.push_back("-");
@@ -563,7 +578,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
 
   if (s.events) {
     // Every line matters here: no prefilter. Inputs one after another, streamed.
-    ingest::IngestOptions io;
+    ingest::IngestOptions io = IngestOptionsOf(s);
     for (size_t i = 0; i < inputs.size(); ++i) {
       auto src = ingest::OpenSource(inputs[i]);
       if (!src.ok()) {

@@ -130,6 +130,7 @@ int WatchStdin(const daemon::WatchOptions& o) {
   opts.quiet_gap_seconds = o.quiet_gap_seconds ? *o.quiet_gap_seconds : config->quiet_gap_seconds;
   opts.host = o.host;
   LiveSettings live;
+  live.zone = config->timezone;
   live.fatal_settle_seconds = o.settle_seconds;
   live.traceback_settle_seconds = std::max(o.settle_seconds, o.traceback_settle_seconds);
   log(daemon::LogRecord::Level::kInfo, "watch.start", {{"input", "-"}, {"db", db_path}});

@@ -38,6 +38,7 @@ class LiveStream {
         select_(settings.since, settings.until) {
     analyzer_ = std::make_unique<core::Analyzer>(rules_, options_);
     ingest::IngestOptions io;
+    io.zone = settings.zone;
     if (!select_.active()) {
       rules_->UsePrefilter(io, *analyzer_, rules_->MakeLineFinder());
       // The prefilter asks the analyzer in force, not the first one.

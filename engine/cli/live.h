@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -37,6 +38,8 @@ struct LiveSettings {
   double follow_poll_seconds = 0.1;
   // Only events in this window (time_selection.h); normalized times, nullopt: no bound.
   std::optional<std::string> since, until;
+  // The zone of times without one (the `[analyze] timezone` setting, IngestOptions::zone).
+  std::optional<int32_t> zone;
 };
 
 struct LiveCallbacks {

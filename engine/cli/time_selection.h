@@ -1,7 +1,8 @@
 // `analyze --since/--until`: the events of a source whose time lies in a window.
 //
-// An event's time is its own (ingest has put it in UTC where its zone was known and given a
-// year-less time its year); an event without one goes with the last timed event before it in
+// An event's time is its wrapper's where it came in one (the source's one clock), else its own
+// (ingest has put it in UTC where its zone was known and given a year-less time its year); an
+// event without one goes with the last timed event before it in
 // its source (the untimed lines of a timed record, a traceback printed after its log line), and
 // one before any timed event is kept: nothing says it is out. The window is closed: both ends
 // belong to it. Times compare as the store's normalized UTC text ("YYYY-MM-DDTHH:MM:SS").
@@ -28,8 +29,8 @@ class TimeSelection {
 
   bool Keep(const ingest::Event& event) {
     if (!active()) return true;
-    if (event.time) {
-      if (auto t = store::NormalizeTime(*event.time)) last_ = std::move(*t);
+    if (const ingest::OptionalString& time = event.wrapper_time ? event.wrapper_time : event.time) {
+      if (auto t = store::NormalizeTime(*time)) last_ = std::move(*t);
     }
     if (!last_) return true;
     return !(since_ && *last_ < *since_) && !(until_ && *last_ > *until_);

@@ -191,6 +191,7 @@ void SwapLines(DecodedLine& a, DecodedLine& b) {
   a.level.swap(b.level);
   a.time.swap(b.time);
   std::swap(a.time_dated, b.time_dated);
+  a.wrapper_time.swap(b.wrapper_time);
   a.host.swap(b.host);
   a.container.swap(b.container);
   std::swap(a.json, b.json);
@@ -461,6 +462,7 @@ void Assembler::FillLineEvent(Event& ev, DecodedLine& line) {
   ev.level = line.level;
   ev.time = line.time;
   ev.time_dated = line.time_dated;
+  ev.wrapper_time = line.wrapper_time;
   ev.host = line.host;
   ev.exceptions.clear();
   ev.frames.clear();
@@ -730,6 +732,7 @@ void Assembler::Close(Open* o, bool truncated) {
       ev.time = l.time;
       ev.time_dated = l.time_dated;
     }
+    if (!ev.wrapper_time && l.wrapper_time) ev.wrapper_time = l.wrapper_time;
     if (!ev.host && l.host) ev.host = l.host;
   }
   ev.text.clear();

@@ -133,7 +133,37 @@ bool IsoToEpoch(std::string_view t, int64_t& seconds) {
   return true;
 }
 
-LogClock::LogClock(int64_t reference) : fallback_(reference != 0 ? reference : int64_t(std::time(nullptr))) {
+void WrapperTimeInUtc(std::string_view t, OptionalString& out) {
+  const size_t zone = ZoneStart(t);
+  if (zone == std::string_view::npos || zone >= t.size()) {
+    out.reset();
+    return;
+  }
+  if (zone + 1 == t.size() && (t[zone] == 'Z' || t[zone] == 'z')) {
+    out = t;
+    (*out)[10] = 'T';
+    (*out)[zone] = 'Z';
+    return;
+  }
+  int64_t offset = 0, secs = 0;
+  if (!ZoneOffset(t, zone, offset) || !IsoToEpoch(t.substr(0, zone), secs)) {
+    out.reset();
+    return;
+  }
+  char utc[19];
+  FormatUtc(secs - offset, utc);
+  out = t.substr(0, zone);
+  std::string& s = *out;
+  std::memcpy(s.data(), utc, 19);
+  s.push_back('Z');
+}
+
+LogClock::LogClock(int64_t reference, std::optional<int32_t> zone)
+    : fallback_(reference != 0 ? reference : int64_t(std::time(nullptr))) {
+  if (zone) {
+    zone_given_ = zone_known_ = true;
+    offset_ = *zone;
+  }
   // Reproducible output (reproducible-builds.org's convention): a fixed time instead of the
   // file's and now.
   if (const char* sde = std::getenv("SOURCE_DATE_EPOCH"); sde && *sde) {
@@ -163,53 +193,87 @@ int64_t LogClock::Reference() {
   return reference_;
 }
 
+bool LogClock::AddYear(std::string& s, std::string_view wrapper_time, bool& first_of_day) {
+  first_of_day = false;
+  if (s[4] != '-' || (s[7] != 'T' && s[7] != ' ')) return false;
+  int64_t year = 0;
+  if (last_year_ != 0 && std::memcmp(last_day_, s.data() + 2, 5) == 0) {
+    year = last_year_;
+  } else {
+    const int mo = Num(s, 2, 2), d = Num(s, 5, 2);
+    const int64_t clock = ClockSeconds(s, 8);
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || clock < 0) return false;
+    if (ZoneStart(wrapper_time) != std::string_view::npos) Remember(wrapper_time, true);
+    const int64_t ref = Reference();
+    int64_t ry;
+    unsigned rm, rd;
+    CivilFromDays(ref >= 0 ? ref / 86400 : (ref - 86399) / 86400, ry, rm, rd);
+    // Next to a time of the log's, the closest year (a log runs on over New Year's Eve); with
+    // only the file's time or now to go by, the last year that is not after it (a line is
+    // written before the file's last change), a day's slack for zones. The time compared is
+    // the instant the line's zone makes of it, when that is known.
+    const bool before_only = !have_full_;
+    const int64_t east = zone_known_ ? offset_ : 0;
+    int64_t best = -1;
+    for (int64_t y = ry - 1; y <= ry + 1; ++y) {
+      if (unsigned(d) > DaysInMonth(y, unsigned(mo))) continue;  // Feb 29 of a common year
+      const int64_t t = DaysFromCivil(y, unsigned(mo), unsigned(d)) * 86400 + clock - east;
+      if (before_only && t > ref + 86400) continue;
+      const int64_t dist = t > ref ? t - ref : ref - t;
+      if (best < 0 || dist < best) {
+        best = dist;
+        year = y;
+      }
+    }
+    if (year == 0) return false;
+    std::memcpy(last_day_, s.data() + 2, 5);
+    last_year_ = year;
+    first_of_day = true;
+  }
+  char y4[4];
+  Put(y4, year, 4);
+  s.replace(0, 1, y4, 4);
+  return true;
+}
+
+void LogClock::LearnZone(std::string_view local, std::string_view wrapper_time) {
+  // Only a wrapper's time with its zone is a clock to learn from (a JSON line's zone-less
+  // `asctime` is the program's own).
+  ++tries_;
+  const size_t zone = ZoneStart(wrapper_time);
+  if (zone == std::string_view::npos || zone >= wrapper_time.size()) return;
+  int64_t own = 0, wrapped = 0;
+  if (!IsoToEpoch(local, own) || !IsoToEpoch(wrapper_time, wrapped)) return;
+  ++samples_;
+  // Zones run from UTC-12:00 to UTC+14:00; a difference past them (a quoted time, a year-less
+  // time given the wrong year) says nothing of the zone.
+  const int64_t delta = own - wrapped;
+  if (delta < -12 * 3600 - 900 || delta > 14 * 3600 + 900) return;
+  if (have_delta_ && delta <= max_delta_) return;
+  have_delta_ = true;
+  max_delta_ = delta;
+  // To the nearest half hour (a delta of -5.5 h + 0.2 s rounds to -5.5 h, not -5 h).
+  const int64_t half_hours = (delta >= 0 ? delta + 900 : delta - 900) / 1800;
+  offset_ = int32_t(half_hours * 1800);
+  zone_known_ = true;
+}
+
+void LogClock::ApplyZone(std::string& s) const {
+  int64_t secs = 0;
+  if (!IsoToEpoch(std::string_view(s).substr(0, 19), secs)) return;
+  char utc[19];
+  FormatUtc(secs - offset_, utc);
+  std::memcpy(s.data(), utc, 19);
+  s.push_back('Z');
+}
+
 bool LogClock::NormalizeSlow(std::string& s, std::string_view wrapper_time) {
+  bool dated = false, first_of_day = false;
   if (s.size() >= 16 && s[0] == '-' && s[1] == '-') {
     // "--MM-DDTHH:MM:SS[.frac]": a year to add. The lines of one day mostly follow each other:
     // the year found for the day before is taken again without working it out.
-    if (s[4] != '-' || (s[7] != 'T' && s[7] != ' ')) return false;
-    int64_t year = 0;
-    if (last_year_ != 0 && std::memcmp(last_day_, s.data() + 2, 5) == 0) {
-      year = last_year_;
-    } else {
-      const int mo = Num(s, 2, 2), d = Num(s, 5, 2);
-      const int64_t clock = ClockSeconds(s, 8);
-      if (mo < 1 || mo > 12 || d < 1 || d > 31 || clock < 0) return false;
-      if (ZoneStart(wrapper_time) != std::string_view::npos) Remember(wrapper_time, true);
-      const int64_t ref = Reference();
-      int64_t ry;
-      unsigned rm, rd;
-      CivilFromDays(ref >= 0 ? ref / 86400 : (ref - 86399) / 86400, ry, rm, rd);
-      // Next to a time of the log's, the closest year (a log runs on over New Year's Eve); with
-      // only the file's time or now to go by, the last year that is not after it (a line is
-      // written before the file's last change), a day's slack for zones.
-      const bool before_only = !have_full_;
-      int64_t best = -1;
-      for (int64_t y = ry - 1; y <= ry + 1; ++y) {
-        if (unsigned(d) > DaysInMonth(y, unsigned(mo))) continue;  // Feb 29 of a common year
-        const int64_t t = DaysFromCivil(y, unsigned(mo), unsigned(d)) * 86400 + clock;
-        if (before_only && t > ref + 86400) continue;
-        const int64_t dist = t > ref ? t - ref : ref - t;
-        if (best < 0 || dist < best) {
-          best = dist;
-          year = y;
-        }
-      }
-      if (year == 0) return false;
-      std::memcpy(last_day_, s.data() + 2, 5);
-      last_year_ = year;
-      char y4[4];
-      Put(y4, year, 4);
-      s.replace(0, 1, y4, 4);
-      // The day's first line is the reference for what follows (a log going on past New
-      // Year's Eve); the day's other lines would tell nothing more.
-      Remember(s, false);
-      return true;
-    }
-    char y4[4];
-    Put(y4, year, 4);
-    s.replace(0, 1, y4, 4);
-    return true;
+    if (!AddYear(s, wrapper_time, first_of_day)) return false;
+    dated = true;
   }
   // A full time, as the decoder writes one (its digits checked there): where its zone starts.
   if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' ||
@@ -221,8 +285,19 @@ bool LogClock::NormalizeSlow(std::string& s, std::string_view wrapper_time) {
     while (zone < s.size() && IsDigit(s[zone])) ++zone;
   }
   if (s[10] == ' ') s[10] = 'T';
-  if (zone == s.size() || s[zone] == 'Z' || s[zone] == 'z') {
-    if (zone < s.size()) s[zone] = 'Z';
+  if (zone == s.size()) {
+    // No zone: the log's, when it is known (or learned from this line's wrapper).
+    if (!zone_given_ && !wrapper_time.empty() && tries_ < kZoneSamples) LearnZone(s, wrapper_time);
+    if (zone_known_) ApplyZone(s);
+    NoteZoneless();
+    // The day's first line is the reference for what follows (a log going on past New Year's
+    // Eve); the day's other lines would tell nothing more.
+    if (!dated || first_of_day) Remember(s, !dated);
+    return dated;
+  }
+  if (dated) return true;  // a year-less time has no zone
+  if (s[zone] == 'Z' || s[zone] == 'z') {
+    s[zone] = 'Z';
     Remember(s, true);
     return false;
   }
@@ -237,6 +312,12 @@ bool LogClock::NormalizeSlow(std::string& s, std::string_view wrapper_time) {
   std::memcpy(s.data(), utc, 19);
   Remember(s, true);
   return false;
+}
+
+void LogClock::NoteZoneless() {
+  if (zone_given_) zone_ = {offset_, ZoneOrigin::kSetting};
+  else if (zone_known_) zone_ = {offset_, ZoneOrigin::kWrapper};
+  else if (samples_ > 0) zone_ = {0, ZoneOrigin::kUnknown};
 }
 
 }  // namespace triage::ingest::detail

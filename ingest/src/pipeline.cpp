@@ -25,11 +25,16 @@ const std::vector<std::string_view>& MultiLineStarterLiterals() {
 struct EventStream::Impl {
   Impl(uint32_t source, IngestOptions opts, Sink s)
       : options(std::move(opts)),
-        sink(std::move(s)),
+        user_sink(std::move(s)),
+        // Each event says how its source's times without a zone were read (so far).
+        sink([this](Event&& ev) {
+          ev.zone = clock.zone();
+          user_sink(std::move(ev));
+        }),
         framer(options.max_line_bytes),
         assembler(source, &sink),
         wrapper(options.max_line_bytes),
-        clock(options.reference_time) {}
+        clock(options.reference_time, options.zone) {}
 
   // The source's first lines decide its wrapper, before they are framed (so that the skip path
   // already knows it): shown to the wrapper as they come, a line cut in two by a chunk's end
@@ -94,7 +99,11 @@ struct EventStream::Impl {
     decoder.Decode(v, line, meta);
     if (!meta.valid_utf8) ++counters.invalid_utf8_lines;
     if (wrapped) FillFromWrapper(line, *wrapped);
-    line.time_dated = clock.Normalize(line.time, wrapped ? wrapped->time : meta.json_time);
+    // The wrapper's clock (a docker json-file line's `time` is one too): what orders the line.
+    const std::string_view wrapper_time = wrapped ? wrapped->time : meta.json_time;
+    line.time_dated = clock.Normalize(line.time, wrapper_time);
+    if (wrapper_time.empty()) line.wrapper_time.reset();
+    else detail::WrapperTimeInUtc(wrapper_time, line.wrapper_time);
     assembler.Push(line, meta, keep);
   }
 
@@ -189,6 +198,7 @@ struct EventStream::Impl {
   void Frame(std::string_view bytes);
 
   IngestOptions options;
+  Sink user_sink;
   Sink sink;
   detail::LineEnds line_ends;
   detail::Framer framer;
@@ -331,6 +341,8 @@ std::string EventToJson(const Event& event, std::string_view source_name) {
   field("process", event.process);
   field("level", event.level);
   field("time", event.time);
+  // Only a line that came in a wrapper has it, so that other events keep their shape.
+  if (event.wrapper_time) w.Key("wrapper_time").String(*event.wrapper_time);
   w.Key("exceptions").BeginArray();
   for (const auto& e : event.exceptions) {
     w.BeginObject();

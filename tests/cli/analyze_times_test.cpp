@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 #include <sys/time.h>
 
+#include <ctime>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
 #include "corpus_json.h"
 #include "log_folder.h"
 
@@ -81,6 +86,143 @@ TEST_F(Times, SinceAndUntilSelectLinesByTheirTime) {
   EXPECT_EQ(causes("--since 2026-11-02T10:00:00Z"), std::vector<std::string>{"python.symbol_missing"});
   EXPECT_EQ(causes("--until 2026-11-02T10:00:00Z"), std::vector<std::string>{"host.oom_killed"});
   EXPECT_EQ(causes("--since 2026-11-02T12:00:00Z").size(), 0u);
+}
+
+// One clock per source (docs/log-formats.md): the defining case of the issue, vLLM's log of a
+// toolkit too old for the GPU (tests/data/corpus/cases/vllm-50705.log), written in local time
+// eight hours ahead of UTC and wrapped by a runtime that writes UTC.
+class OneClock : public Times {
+ protected:
+  static std::string Corpus(const std::string& id) {
+    std::ifstream in(std::string(TRIAGE_SOURCE_DIR) + "/tests/data/corpus/cases/" + id + ".log");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  // The log's lines, each with the wrapper's time: vLLM's own `MM-DD hh:mm:ss` less `ahead`
+  // seconds (in 2026), the time before for a line without one.
+  static std::vector<std::pair<std::string, std::string>> Timed(const std::string& data, int64_t ahead) {
+    static const std::regex stamp(R"((\d\d)-(\d\d) (\d\d):(\d\d):(\d\d))");
+    std::vector<std::pair<std::string, std::string>> out;
+    std::istringstream in(data);
+    std::string line, when = "2026-08-05T00:00:00.000000Z";
+    while (std::getline(in, line)) {
+      std::smatch m;
+      const std::string head = line.substr(0, 60);
+      if (std::regex_search(head, m, stamp)) {
+        std::tm tm{};
+        tm.tm_year = 2026 - 1900;
+        tm.tm_mon = std::stoi(m[1].str()) - 1;
+        tm.tm_mday = std::stoi(m[2].str());
+        tm.tm_hour = std::stoi(m[3].str());
+        tm.tm_min = std::stoi(m[4].str());
+        tm.tm_sec = std::stoi(m[5].str());
+        const std::time_t t = timegm(&tm) - ahead;
+        gmtime_r(&t, &tm);
+        char buf[40];
+        std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.250000Z", &tm);
+        when = buf;
+      }
+      out.emplace_back(when, line);
+    }
+    return out;
+  }
+
+  static std::string Cri(const std::string& data, int64_t ahead) {
+    std::string out;
+    for (const auto& [when, line] : Timed(data, ahead)) out += when + " stderr F " + line + "\n";
+    return out;
+  }
+
+  static std::string Journald(const std::string& data, int64_t ahead) {
+    std::string out;
+    for (const auto& [when, line] : Timed(data, ahead)) {
+      std::tm tm{};
+      strptime(when.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+      const std::string micros = std::to_string(int64_t(timegm(&tm)) * 1000000 + 250000);
+      std::string message;
+      for (char c : line) {
+        if (c == '"' || c == '\\') message += '\\';
+        message += c;
+      }
+      out += "{\"__REALTIME_TIMESTAMP\":\"" + micros + "\",\"_HOSTNAME\":\"gpu-node-7\",\"PRIORITY\":\"6\","
+             "\"SYSLOG_IDENTIFIER\":\"vllm\",\"_PID\":\"5101\",\"_TRANSPORT\":\"stdout\",\"MESSAGE\":\"" +
+             message + "\"}\n";
+    }
+    return out;
+  }
+
+  // Each incident's root causes in rank order, and the report.
+  std::pair<std::vector<std::vector<std::string>>, Json> Causes(const std::string& args) {
+    auto r = Triage("analyze --json --no-store " + args);
+    EXPECT_EQ(r.status, 0) << r.out;
+    Json doc = ParseJson(r.out);
+    std::vector<std::vector<std::string>> out;
+    for (const auto& inc : doc.arr("incidents")) {
+      out.emplace_back();
+      for (const auto& c : inc.arr("causes")) out.back().push_back(c.s("cause"));
+    }
+    return {out, doc};
+  }
+};
+
+TEST_F(OneClock, ACriLogWithTheProgramsClockAheadGivesThePlainCausesAndSaysTheZone) {
+  const std::string data = Corpus("vllm-50705");
+  const auto plain = Causes(ShellQuote(Log("plain.log", data)));
+  ASSERT_FALSE(plain.first.empty());
+  EXPECT_EQ(plain.first[0][0], "cuda.toolkit_too_old_for_arch");
+  EXPECT_EQ(plain.second.arr("incidents")[0].get("times"), nullptr);  // a plain log: nothing to tell
+  const std::string cri = Log("cri.log", Cri(data, 8 * 3600));
+  const auto wrapped = Causes(ShellQuote(cri));
+  EXPECT_EQ(wrapped.first, plain.first);
+  const Json& inc = wrapped.second.arr("incidents")[0];
+  ASSERT_NE(inc.get("times"), nullptr) << Triage("analyze --json --no-store " + ShellQuote(cri)).out;
+  EXPECT_EQ(inc.get("times")->s("program_zone"), "+08:00");
+  EXPECT_EQ(inc.get("times")->s("from"), "wrapper");
+  // The program's own times, read in its zone: the incident runs for seconds, in UTC.
+  EXPECT_EQ(inc.s("started").substr(0, 15), "2026-08-05T01:1") << inc.s("started");
+  EXPECT_EQ(inc.s("ended").substr(0, 15), "2026-08-05T01:1") << inc.s("ended");
+  EXPECT_EQ(inc.s("ended").back(), 'Z');
+  auto text = Triage("analyze --no-store " + ShellQuote(cri));
+  EXPECT_NE(text.out.find("times: program clock read as UTC+08:00, from the wrapper's clock"), std::string::npos)
+      << text.out;
+}
+
+TEST_F(OneClock, AJournalOfAHostBehindUtcIsOneIncidentInOneClock) {
+  const std::string data = Corpus("vllm-50705");
+  const auto plain = Causes(ShellQuote(Log("plain.log", data)));
+  const auto wrapped = Causes(ShellQuote(Log("journal.log", Journald(data, -(5 * 3600 + 1800)))));
+  EXPECT_EQ(wrapped.first, plain.first);
+  for (const auto& inc : wrapped.second.arr("incidents")) {
+    ASSERT_NE(inc.get("times"), nullptr);
+    EXPECT_EQ(inc.get("times")->s("program_zone"), "-05:30");
+    EXPECT_EQ(inc.s("started").substr(0, 15), "2026-08-05T14:4") << inc.s("started");
+    EXPECT_EQ(inc.s("ended").substr(0, 15), "2026-08-05T14:4") << inc.s("ended");
+  }
+}
+
+TEST_F(OneClock, TheTimezoneSettingReadsAPlainLogsTimes) {
+  const std::string log = Log("plain.log", Corpus("vllm-50705"));
+  const std::string config = Log("tz.toml", "[analyze]\ntimezone = \"+08:00\"\n");
+  const auto read = Causes("--config " + ShellQuote(config) + " " + ShellQuote(log));
+  ASSERT_FALSE(read.first.empty());
+  EXPECT_EQ(read.first[0][0], "cuda.toolkit_too_old_for_arch");
+  const Json& inc = read.second.arr("incidents")[0];
+  ASSERT_NE(inc.get("times"), nullptr);
+  EXPECT_EQ(inc.get("times")->s("program_zone"), "+08:00");
+  EXPECT_EQ(inc.get("times")->s("from"), "setting");
+  EXPECT_EQ(inc.s("started").back(), 'Z');
+  EXPECT_EQ(inc.s("started").substr(5, 10), "08-05T01:1") << inc.s("started");
+  // The setting wins over the wrapper's clock.
+  const std::string cri = Log("cri.log", Cri(Corpus("vllm-50705"), 3 * 3600));
+  const auto set = Causes("--config " + ShellQuote(config) + " " + ShellQuote(cri));
+  EXPECT_EQ(set.second.arr("incidents")[0].get("times")->s("from"), "setting");
+  // A zone name is refused, with the file and line.
+  const std::string bad = Log("bad.toml", "[analyze]\ntimezone = \"Asia/Shanghai\"\n");
+  auto r = Triage("analyze --no-store --config " + ShellQuote(bad) + " " + ShellQuote(log));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("bad.toml:2: analyze.timezone: expected a UTC offset"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -9,6 +9,14 @@
 // The wrappers' times are those a runtime would have written (in UTC): a line with its own time
 // was written then (its zone applied), a line without one (a traceback's) just before the next
 // line that has one. The seed of the random cuts is fixed (TRIAGE_WRAP_SEED picks another).
+//
+// One clock per source (CorpusClock): the same logs written by a program whose clock runs in
+// another zone than the wrapper's, as most programs log local time without saying which: every
+// time the log writes is the wrapper's time 8 hours ahead (UTC+08:00), or 5.5 hours behind
+// (UTC-05:30), in CRI, journald JSON and RFC 5424 (a time with a zone too: the wrapper's clock
+// keeps the plain log's gaps, whatever a line says of its zone), and each must give the plain
+// log's incidents with the same ranked root causes each (cause ids compared whole, in rank
+// order).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -140,8 +148,9 @@ int64_t OwnTime(const std::string& line, int year) {
   return -1;
 }
 
-// The wrapper's time of each line (see the file comment), never decreasing.
-std::vector<int64_t> WrapperTimes(const std::vector<std::string>& lines) {
+// The wrapper's time of each line (see the file comment), never decreasing. `ahead`: seconds
+// the program's clock runs ahead of the wrapper's.
+std::vector<int64_t> WrapperTimes(const std::vector<std::string>& lines, int64_t ahead = 0) {
   static const std::regex year_re(R"((\d{4})-\d\d-\d\d[T ]\d\d:\d\d:\d\d)");
   int year = 2026;
   for (const auto& l : lines) {
@@ -156,7 +165,7 @@ std::vector<int64_t> WrapperTimes(const std::vector<std::string>& lines) {
   int64_t next = -1;
   for (size_t i = lines.size(); i-- > 0;) {
     const int64_t own = OwnTime(lines[i], year);
-    if (own >= 0) next = own;
+    if (own >= 0) next = own - ahead * 1000000;
     t[i] = next;
   }
   int64_t last = Epoch(year, 11, 2, 9, 14, 0) * 1000000;
@@ -186,9 +195,9 @@ struct Wrapped {
   std::string cri, journald, rfc5424, docker;
 };
 
-Wrapped Wrap(const std::string& data, std::mt19937& rng) {
+Wrapped Wrap(const std::string& data, std::mt19937& rng, int64_t ahead = 0) {
   const std::vector<std::string> lines = SplitLines(data);
-  const std::vector<int64_t> times = WrapperTimes(lines);
+  const std::vector<int64_t> times = WrapperTimes(lines, ahead);
   Wrapped w;
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& l = lines[i];
@@ -246,9 +255,8 @@ std::string Show(const std::vector<std::string>& causes) {
 }
 
 // `triage analyze --json` over every file of `folder` at once (two threads), with no user
-// configuration or store taking part: the ranked causes per file name.
-std::map<std::string, std::vector<std::string>> AnalyzeFolder(const std::string& folder,
-                                                               const std::vector<std::string>& names) {
+// configuration or store taking part.
+Json AnalyzeFolderJson(const std::string& folder, const std::vector<std::string>& names) {
   std::string files;
   for (const auto& n : names) files += " " + ShellQuote(n + ".log");
   const std::string cmd = "cd " + ShellQuote(folder) +
@@ -259,16 +267,74 @@ std::map<std::string, std::vector<std::string>> AnalyzeFolder(const std::string&
                           " </dev/null 2>/dev/null; st=$?; rm -rf \"$tmp\"; exit $st";
   const RunResult r = RunCommand(cmd);
   EXPECT_EQ(r.status, 0) << folder;
-  const Json doc = ParseJson(r.out);
+  return ParseJson(r.out);
+}
+
+// The incidents of a report per file name (without ".log"), in the report's order.
+std::map<std::string, std::vector<const Json*>> BySource(const Json& doc) {
   std::map<std::string, std::vector<const Json*>> by_source;
   for (const auto& inc : doc.arr("incidents")) {
     std::string source = inc.s("source");
     if (source.size() > 4) source.resize(source.size() - 4);  // ".log"
     by_source[source].push_back(&inc);
   }
+  return by_source;
+}
+
+// The ranked causes per file name.
+std::map<std::string, std::vector<std::string>> AnalyzeFolder(const std::string& folder,
+                                                               const std::vector<std::string>& names) {
+  const Json doc = AnalyzeFolderJson(folder, names);
+  auto by_source = BySource(doc);
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& n : names) out[n] = Ranked(by_source[n]);
   return out;
+}
+
+// Each incident's root causes, in rank order, per file name: "[a, b] [c]".
+std::map<std::string, std::string> CausesPerIncident(const std::string& folder,
+                                                     const std::vector<std::string>& names) {
+  const Json doc = AnalyzeFolderJson(folder, names);
+  auto by_source = BySource(doc);
+  std::map<std::string, std::string> out;
+  for (const auto& n : names) {
+    std::string& shown = out[n];
+    for (const Json* inc : by_source[n]) {
+      std::vector<const Json*> causes;
+      for (const auto& c : inc->arr("causes")) causes.push_back(&c);
+      std::stable_sort(causes.begin(), causes.end(),
+                       [](const Json* a, const Json* b) { return a->n("rank", 99) < b->n("rank", 99); });
+      std::vector<std::string> ids;
+      for (const Json* c : causes) ids.push_back(c->s("cause"));
+      if (!shown.empty()) shown += ' ';
+      shown += Show(ids);
+    }
+    if (shown.empty()) shown = "no incident";
+  }
+  return out;
+}
+
+// The plain logs of the development corpus (not those that come in docker's wrapper already):
+// their ids and contents, in cases.jsonl's order.
+std::vector<std::pair<std::string, std::string>> PlainCorpusLogs(const std::string& corpus) {
+  std::vector<std::pair<std::string, std::string>> logs;
+  std::ifstream in(corpus + "/cases.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string id = ParseJson(line).s("id");
+    std::string data = ReadFile(corpus + "/cases/" + id + ".log");
+    const size_t first = data.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && data.compare(first, 7, "{\"log\":") == 0) continue;  // docker's
+    logs.emplace_back(id, std::move(data));
+  }
+  return logs;
+}
+
+uint32_t WrapSeed() {
+  uint32_t seed = 7;
+  if (const char* s = std::getenv("TRIAGE_WRAP_SEED"); s && *s) seed = uint32_t(std::strtoul(s, nullptr, 10));
+  return seed;
 }
 
 class CorpusWrapped : public ::testing::Test {
@@ -289,17 +355,10 @@ class CorpusWrapped : public ::testing::Test {
     corpus_->dir = tmpl;
     for (const char* form : {"cri", "journald", "rfc5424", "docker"})
       ASSERT_EQ(mkdir((corpus_->dir + "/" + form).c_str(), 0755), 0);
-    uint32_t seed = 7;
-    if (const char* s = std::getenv("TRIAGE_WRAP_SEED"); s && *s) seed = uint32_t(std::strtoul(s, nullptr, 10));
+    const uint32_t seed = WrapSeed();
     std::printf("wrap seed %u\n", seed);
     std::mt19937 rng(seed);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      const std::string id = ParseJson(line).s("id");
-      const std::string data = ReadFile(cases + "/cases/" + id + ".log");
-      const size_t first = data.find_first_not_of(" \t\r\n");
-      if (first != std::string::npos && data.compare(first, 7, "{\"log\":") == 0) continue;  // docker's
+    for (const auto& [id, data] : PlainCorpusLogs(cases)) {
       const Wrapped w = Wrap(data, rng);
       WriteFile(corpus_->dir + "/cri/" + id + ".log", w.cri);
       WriteFile(corpus_->dir + "/journald/" + id + ".log", w.journald);
@@ -344,6 +403,87 @@ TEST_F(CorpusWrapped, KubernetesCriWithPartialLinesGivesThePlainCauses) { Expect
 TEST_F(CorpusWrapped, JournaldJsonGivesThePlainCauses) { Expect("journald"); }
 TEST_F(CorpusWrapped, Rfc5424SyslogGivesThePlainCauses) { Expect("rfc5424"); }
 TEST_F(CorpusWrapped, DockerJsonFileGivesThePlainCauses) { Expect("docker"); }
+
+// One clock per source (see the file comment): each test wraps the corpus in one form, with the
+// program's clock `ahead` seconds ahead of the wrapper's, and compares each log's incidents and
+// their ranked causes with the plain log's.
+class CorpusClock : public ::testing::Test {
+ protected:
+  struct Corpus {
+    std::string dir;
+    std::vector<std::pair<std::string, std::string>> logs;  // id, contents
+    std::vector<std::string> names;
+    std::map<std::string, std::string> plain;  // CausesPerIncident
+  };
+
+  static void SetUpTestSuite() {
+    corpus_ = new Corpus;
+    const std::string cases = std::string(TRIAGE_SOURCE_DIR) + "/tests/data/corpus";
+    char tmpl[] = "/tmp/triage-clock-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    corpus_->dir = tmpl;
+    corpus_->logs = PlainCorpusLogs(cases);
+    for (const auto& log : corpus_->logs) corpus_->names.push_back(log.first);
+    corpus_->plain = CausesPerIncident(cases + "/cases", corpus_->names);
+  }
+
+  static void TearDownTestSuite() {
+    if (!corpus_) return;
+    if (!corpus_->dir.empty()) RunCommand("rm -rf " + ShellQuote(corpus_->dir));
+    delete corpus_;
+    corpus_ = nullptr;
+  }
+
+  // Every log of the corpus in `form`, its program's clock `ahead` seconds ahead of the
+  // wrapper's, gives the plain log's incidents and causes.
+  static void Expect(const std::string& form, int64_t ahead) {
+    ASSERT_NE(corpus_, nullptr);
+    ASSERT_GT(corpus_->names.size(), 150u);
+    const std::string dir = corpus_->dir + "/" + form + std::to_string(ahead);
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+    std::mt19937 rng(WrapSeed());
+    for (const auto& [id, data] : corpus_->logs) {
+      const Wrapped w = Wrap(data, rng, ahead);
+      const std::string& text = form == "cri" ? w.cri : form == "journald" ? w.journald : w.rfc5424;
+      WriteFile(dir + "/" + id + ".log", text);
+    }
+    const auto got = CausesPerIncident(dir, corpus_->names);
+    size_t same = 0;
+    std::string misses;
+    for (const auto& n : corpus_->names) {
+      const std::string& want = corpus_->plain.at(n);
+      const std::string& have = got.at(n);
+      if (want == have) ++same;
+      else misses += "  " + n + ": plain " + want + ", wrapped " + have + "\n";
+    }
+    std::printf("%s, program clock %+.1f h: %zu of %zu wrapped logs give the plain log's incidents and causes\n%s",
+                form.c_str(), double(ahead) / 3600, same, corpus_->names.size(), misses.c_str());
+    EXPECT_EQ(same, corpus_->names.size()) << misses;
+  }
+
+  static constexpr int64_t kAhead = 8 * 3600;        // UTC+08:00
+  static constexpr int64_t kBehind = -(11 * 1800);  // UTC-05:30
+  static Corpus* corpus_;
+};
+
+CorpusClock::Corpus* CorpusClock::corpus_ = nullptr;
+
+TEST_F(CorpusClock, KubernetesCriWithTheProgramClock8HoursAheadGivesThePlainCauses) { Expect("cri", kAhead); }
+TEST_F(CorpusClock, KubernetesCriWithTheProgramClock5AndAHalfHoursBehindGivesThePlainCauses) {
+  Expect("cri", kBehind);
+}
+TEST_F(CorpusClock, JournaldJsonWithTheProgramClock8HoursAheadGivesThePlainCauses) {
+  Expect("journald", kAhead);
+}
+TEST_F(CorpusClock, JournaldJsonWithTheProgramClock5AndAHalfHoursBehindGivesThePlainCauses) {
+  Expect("journald", kBehind);
+}
+TEST_F(CorpusClock, Rfc5424SyslogWithTheProgramClock8HoursAheadGivesThePlainCauses) {
+  Expect("rfc5424", kAhead);
+}
+TEST_F(CorpusClock, Rfc5424SyslogWithTheProgramClock5AndAHalfHoursBehindGivesThePlainCauses) {
+  Expect("rfc5424", kBehind);
+}
 
 }  // namespace
 }  // namespace corpus_test

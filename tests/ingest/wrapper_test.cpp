@@ -29,7 +29,9 @@ TEST(CriWrapper, LineGivesItsTextAndTheRuntimesTime) {
 TEST(CriWrapper, TheLinesOwnTimeAndLevelWin) {
   auto ev = Assemble("2026-11-02T09:14:51.5Z stdout F 2026-11-02 09:14:50 ERROR engine died\n");
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].time.value_or(""), "2026-11-02T09:14:50");
+  // Read in the zone the wrapper's clock shows (UTC here); the wrapper's own time is kept apart.
+  EXPECT_EQ(ev[0].time.value_or(""), "2026-11-02T09:14:50Z");
+  EXPECT_EQ(ev[0].wrapper_time.value_or(""), "2026-11-02T09:14:51.5Z");
   EXPECT_EQ(ev[0].level.value_or(""), "ERROR");
   EXPECT_EQ(ev[0].Text(), "engine died");
 }

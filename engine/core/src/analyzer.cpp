@@ -18,6 +18,7 @@
 #include "job.h"
 #include "ranker.h"
 #include "times.h"
+#include "triage/core/config.h"
 #include "triage/core/rules.h"
 #include "triage/ingest/pipeline.h"
 
@@ -114,6 +115,19 @@ std::optional<double> ParseClock(const ingest::OptionalString& t) {
   return secs;
 }
 
+// An event's time to compare (ParseTime) and its clock within its source (ParseClock), by one
+// clock per source: its wrapper's, where its lines came in one (the program's own may be another
+// zone's, and is for reports), else the program's. A year the ingest worked out makes a time fit
+// to show, not to compare with other sources': an event whose own time is year-less is compared
+// by lines only, whatever its wrapper says, as in the plain log.
+struct EventTimes {
+  std::optional<double> time, clock;
+};
+EventTimes TimesOf(const ingest::Event& ev) {
+  const ingest::OptionalString& when = ev.wrapper_time ? ev.wrapper_time : ev.time;
+  return {ev.time_dated ? std::nullopt : ParseTime(when), ParseClock(when)};
+}
+
 // The pid a process prefix names ("EngineCore pid=123", "VllmWorker rank=1 pid=77").
 std::string PidOf(const ingest::OptionalString& process) {
   if (!process) return "";
@@ -128,6 +142,25 @@ std::string PidOf(const ingest::OptionalString& process) {
   while (k < process->size() && std::isdigit(static_cast<unsigned char>((*process)[k])))
     out += (*process)[k++];
   return out;
+}
+
+// How the incident's program times without a zone were read (Incident::zone).
+void SayZone(const ingest::LogZone& zone, Incident& inc) {
+  inc.zone = FormatUtcOffset(zone.offset);
+  switch (zone.origin) {
+    case ingest::ZoneOrigin::kSetting:
+      inc.zone_from = "setting";
+      break;
+    case ingest::ZoneOrigin::kWrapper:
+      inc.zone_from = "wrapper";
+      break;
+    case ingest::ZoneOrigin::kUnknown:
+      inc.zone_from = "default";
+      break;
+    case ingest::ZoneOrigin::kNone:
+      inc.zone.clear();
+      break;
+  }
 }
 
 std::string HostName() {
@@ -186,6 +219,7 @@ struct Analyzer::Impl {
   std::deque<Pending> pending;
   std::map<std::string, std::string> pid_stream;              // pid -> stream
   std::map<uint32_t, double> source_clock;  // the last clock (ParseClock) each source showed
+  std::map<uint32_t, ingest::LogZone> source_zone;  // how each source's zone-less times were read
   std::map<uint32_t, uint64_t> last_benign_line;  // per source: the last line that showed work
   std::vector<Incident> closed;
   uint64_t event_seq = 0;
@@ -236,6 +270,7 @@ struct Analyzer::Impl {
       for (const auto& f : w->failures) inc.failure_line = std::min(inc.failure_line, f.line);
       inc.started = w->started;
       inc.ended = w->ended;
+      if (auto z = source_zone.find(w->source_id); z != source_zone.end()) SayZone(z->second, inc);
       detail::ActorList actors = w->actors;
       actors.PutFirst(w->first_observed);
       inc.actors = std::move(actors.names);
@@ -423,13 +458,12 @@ struct Analyzer::Impl {
     const uint64_t seq = ++event_seq;
     const std::string stream =
         std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
-    // A year the ingest worked out makes a time fit to show, not to compare with other sources'.
-    const std::optional<double> t = ev.time_dated ? std::nullopt : ParseTime(ev.time);
+    if (ev.zone.origin != ingest::ZoneOrigin::kNone) source_zone[ev.source] = ev.zone;
+    const auto [t, clock] = TimesOf(ev);
     const std::string prefix_pid = PidOf(ev.process);
     if (!prefix_pid.empty()) pid_stream[prefix_pid] = stream;
     // The event's own clock, else the last its source showed: the latest it can have been
     // written after (a bound, not a time: most lines never reach here).
-    const std::optional<double> clock = ParseClock(ev.time);
     std::optional<double> clock_bound = clock;
     if (clock) source_clock[ev.source] = *clock;
     else if (auto c = source_clock.find(ev.source); c != source_clock.end()) clock_bound = c->second;

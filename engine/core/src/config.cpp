@@ -1,6 +1,7 @@
 #include "triage/core/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -91,6 +92,22 @@ Status ReadString(const toml::table& t, const char* section, const char* key, st
   return ReadValue(t, section, key, out, cfg, file, "a string");
 }
 
+// [analyze] timezone: a UTC offset.
+Status ReadTimezone(const toml::table& t, Config& cfg, const std::string& file) {
+  const toml::node* n = t["analyze"]["timezone"].node();
+  if (!n) return Status::Ok();
+  auto v = n->value<std::string>();
+  std::optional<int32_t> offset = v ? ParseUtcOffset(*v) : std::nullopt;
+  if (!offset) {
+    return Status::InvalidInput(file + ":" + std::to_string(n->source().begin.line) +
+                                ": analyze.timezone: expected a UTC offset such as \"+08:00\", \"-05:30\" or "
+                                "\"UTC\"");
+  }
+  cfg.timezone = *offset;
+  cfg.origin["analyze.timezone"] = file;
+  return Status::Ok();
+}
+
 // [notify]: a program given as argv (never a command line for a shell), an http:// webhook.
 Status CheckNotify(const toml::table& t, const Config& cfg, const std::string& file) {
   auto where = [&](const char* key) {
@@ -124,6 +141,7 @@ Status Parse(const std::string& file, Config& cfg) {
   // shared store's; a key outside this list is a warning (a typo must not pass unseen, and a
   // newer configuration must still load), a section outside it an error.
   static const std::vector<std::pair<std::string, std::vector<std::string>>> kKnown = {
+      {"analyze", {"timezone"}},
       {"rules", {"folders"}},
       {"store", {"path", "url"}},
       {"watch", {"folders", "include", "exclude", "quiet_gap"}},
@@ -162,6 +180,7 @@ Status Parse(const std::string& file, Config& cfg) {
   for (auto& [line, warning] : unknown) cfg.warnings.push_back(std::move(warning));
   cfg.file = file;
   Status s;
+  if (!(s = ReadTimezone(t, cfg, file)).ok()) return s;
   if (!(s = ReadStrings(t, "rules", "folders", cfg.rule_folders, cfg, file)).ok()) return s;
   if (const toml::node* n = t["store"]["path"].node()) {
     auto v = n->value<std::string>();
@@ -227,6 +246,38 @@ std::string List(const std::vector<std::string>& v) {
 
 }  // namespace
 
+std::optional<int32_t> ParseUtcOffset(std::string_view text) {
+  if (text == "UTC" || text == "Z" || text == "z" || text == "+00:00" || text == "-00:00") return 0;
+  if (text.substr(0, 3) == "UTC") text.remove_prefix(3);
+  if (text.size() < 3 || (text[0] != '+' && text[0] != '-')) return std::nullopt;
+  auto two = [&](size_t i) -> int {
+    if (i + 2 > text.size() || !std::isdigit(static_cast<unsigned char>(text[i])) ||
+        !std::isdigit(static_cast<unsigned char>(text[i + 1])))
+      return -1;
+    return (text[i] - '0') * 10 + (text[i + 1] - '0');
+  };
+  const int hours = two(1);
+  int minutes = 0;
+  if (text.size() == 6 && text[3] == ':') minutes = two(4);
+  else if (text.size() == 5) minutes = two(3);
+  else if (text.size() != 3) return std::nullopt;
+  // Zones run from UTC-12:00 to UTC+14:00.
+  if (hours < 0 || minutes < 0 || minutes > 59 || hours * 60 + minutes > 14 * 60) return std::nullopt;
+  const int32_t seconds = (hours * 60 + minutes) * 60;
+  return text[0] == '-' ? -seconds : seconds;
+}
+
+std::string FormatUtcOffset(int32_t seconds) {
+  const int32_t minutes = (seconds < 0 ? -seconds : seconds) / 60;
+  std::string out(1, seconds < 0 ? '-' : '+');
+  for (int v : {minutes / 60 % 100, minutes % 60}) {
+    if (out.size() > 1) out += ':';
+    out += char('0' + v / 10);
+    out += char('0' + v % 10);
+  }
+  return out;
+}
+
 Result<Config> LoadConfig(const std::optional<std::string>& explicit_path) {
   Config cfg;
   std::string file;
@@ -268,6 +319,7 @@ std::string DescribeConfig(const Config& c) {
     out << key << " = " << value << "  # " << origin(key) << "\n";
   };
   out << "# configuration file: " << (c.file.empty() ? "none (defaults)" : c.file) << "\n";
+  line("analyze.timezone", Quote(c.timezone ? FormatUtcOffset(*c.timezone) : ""));
   line("rules.folders", List(c.rule_folders));
   std::string db = ResolveDbPath(std::nullopt, c);
   // A PostgreSQL URL's password is not shown: scheme://user:***@host/...

@@ -55,6 +55,14 @@ void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
   out.Key("last_line").Uint(incident.last_line);
   out.Key("started").OptString(incident.started);
   out.Key("ended").OptString(incident.ended);
+  // Only where the program's times without a zone were read in one, so that other reports keep
+  // their shape.
+  if (!incident.zone.empty()) {
+    out.Key("times").BeginObject();
+    out.Key("program_zone").String(incident.zone);
+    out.Key("from").String(incident.zone_from);
+    out.EndObject();
+  }
   // Only an incident of several processes of one job has them, so that other reports keep
   // their shape.
   if (incident.actors.size() > 1) {
@@ -201,6 +209,16 @@ std::string ActorsLine(const Incident& inc) {
   return line;
 }
 
+// "times: program clock read as UTC+08:00, from the wrapper's clock".
+std::string ZoneLine(const Incident& inc) {
+  std::string line = "times: program clock read as UTC";
+  if (inc.zone != "+00:00") line += T(inc.zone);
+  if (inc.zone_from == "setting") line += ", from the timezone setting";
+  else if (inc.zone_from == "wrapper") line += ", from the wrapper's clock";
+  else line += ", the wrapper's clock showing no zone";
+  return line;
+}
+
 }  // namespace
 
 std::string ReportText(const std::vector<Incident>& incidents, bool color) {
@@ -224,6 +242,7 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
           << ")";
     }
     out << "\n";
+    if (!inc.zone.empty()) out << "  " << p("2", ZoneLine(inc)) << "\n";
     if (inc.actors.size() > 1) out << "  " << ActorsLine(inc) << "\n";
     if (inc.verified_on && inc.verified_on->other_host) {
       // Said before any verdict, so that nobody reads a check of this machine as one of the

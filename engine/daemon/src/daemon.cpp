@@ -1165,7 +1165,7 @@ void Daemon::UnindexTail(Tail& t) {
 }
 
 void Daemon::NewPipeline(Tail& t) {
-  t.pipe = std::make_unique<StreamPipeline>(rules_, AnalyzerOpts(), t.lines, find_lines_);
+  t.pipe = std::make_unique<StreamPipeline>(rules_, AnalyzerOpts(), t.lines, find_lines_, config_.timezone);
 }
 
 // The file left its folder (or its name is no longer selected): read what it still gets for a

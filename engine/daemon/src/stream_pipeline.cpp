@@ -6,11 +6,12 @@ namespace triage::daemon::detail {
 
 StreamPipeline::StreamPipeline(std::shared_ptr<const core::RuleSet> rules,
                                core::AnalyzerOptions options, uint64_t lines_before,
-                               ingest::FindLines find_lines)
+                               ingest::FindLines find_lines, std::optional<int32_t> zone)
     : rules_(std::move(rules)),
       lines_before_(lines_before),
       analyzer_(std::make_unique<core::Analyzer>(rules_, std::move(options))) {
   ingest::IngestOptions ingest_options;
+  ingest_options.zone = zone;
   // The same prefilter `analyze` uses: lines no signature can match are framed, not decoded.
   rules_->UsePrefilter(ingest_options, *analyzer_, std::move(find_lines));
   stream_ = std::make_unique<ingest::EventStream>(

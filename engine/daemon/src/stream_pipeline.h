@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +20,11 @@ class StreamPipeline {
  public:
   // `lines_before`: how many lines of the file precede the first byte this pipeline is fed.
   // `find_lines`: the rules' whole-buffer prefilter (RuleSet::MakeLineFinder), may be empty;
-  // it must not be called by another thread while this pipeline is fed.
+  // it must not be called by another thread while this pipeline is fed. `zone`: the zone of
+  // times without one (the `[analyze] timezone` setting, IngestOptions::zone).
   StreamPipeline(std::shared_ptr<const core::RuleSet> rules, core::AnalyzerOptions options,
-                 uint64_t lines_before, ingest::FindLines find_lines = {});
+                 uint64_t lines_before, ingest::FindLines find_lines = {},
+                 std::optional<int32_t> zone = std::nullopt);
   ~StreamPipeline();
   StreamPipeline(const StreamPipeline&) = delete;
   StreamPipeline& operator=(const StreamPipeline&) = delete;

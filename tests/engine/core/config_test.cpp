@@ -127,6 +127,31 @@ TEST_F(ConfigTest, KeysOfTheDaemonAndTheSharedStoreAreKnown) {
   EXPECT_TRUE(cfg->warnings.empty()) << cfg->warnings.front();
 }
 
+TEST_F(ConfigTest, TheTimezoneIsAUtcOffset) {
+  std::string file = Write("tz.toml", "[analyze]\ntimezone = \"-05:30\"\n");
+  auto cfg = LoadConfig(file);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->timezone.value_or(1), -(5 * 3600 + 1800));
+  EXPECT_NE(DescribeConfig(*cfg).find("analyze.timezone = \"-05:30\"  # " + file), std::string::npos)
+      << DescribeConfig(*cfg);
+  EXPECT_NE(DescribeConfig(Config{}).find("analyze.timezone = \"\"  # default"), std::string::npos);
+  for (const char* bad : {"\"Asia/Shanghai\"", "\"+15:00\"", "\"+8\"", "8"}) {
+    std::string wrong = Write("wrong.toml", std::string("[analyze]\ntimezone = ") + bad + "\n");
+    auto refused = LoadConfig(wrong);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.status().message().find(wrong + ":2: analyze.timezone: expected a UTC offset"),
+              std::string::npos)
+        << refused.status().message();
+  }
+  EXPECT_EQ(ParseUtcOffset("UTC"), 0);
+  EXPECT_EQ(ParseUtcOffset("Z"), 0);
+  EXPECT_EQ(ParseUtcOffset("+08:00"), 8 * 3600);
+  EXPECT_EQ(ParseUtcOffset("+0545"), 5 * 3600 + 45 * 60);
+  EXPECT_EQ(ParseUtcOffset("UTC-03"), -3 * 3600);
+  EXPECT_EQ(FormatUtcOffset(-(5 * 3600 + 1800)), "-05:30");
+  EXPECT_EQ(FormatUtcOffset(0), "+00:00");
+}
+
 TEST_F(ConfigTest, ExplicitMissingFileIsNotFound) {
   auto cfg = LoadConfig((dir_ / "absent.toml").string());
   ASSERT_FALSE(cfg.ok());

@@ -110,6 +110,18 @@ struct Line {
   uint64_t full_length = 0;   // length before cutting
 };
 
+// How a source's times without a zone were read (docs/log-formats.md, "Times").
+enum class ZoneOrigin : uint8_t {
+  kNone,     // nothing to tell: no such time was read in a zone (a plain log, no setting)
+  kSetting,  // in the zone of the `[analyze] timezone` setting
+  kWrapper,  // in the zone the wrapper's clock shows against the program's
+  kUnknown,  // as UTC: the wrapper's clock showed no zone (it differs by no whole or half hours)
+};
+struct LogZone {
+  int32_t offset = 0;  // seconds east of UTC
+  ZoneOrigin origin = ZoneOrigin::kNone;
+};
+
 // A line after decoding: the message text with the envelope (JSON, timestamp, level, process
 // prefix, ANSI colour) taken apart.
 struct DecodedLine {
@@ -119,10 +131,16 @@ struct DecodedLine {
   std::string display;       // the line as a person should see it (valid UTF-8)
   OptionalString process;    // "rank0", "EngineCore pid=123", "TP3", compose name...
   OptionalString level;      // normalised upper case: DEBUG INFO WARNING ERROR CRITICAL
-  // ISO 8601: in UTC ("...Z") when the line gave its zone; else as the line tells, with the
-  // year worked out for a year-less one ("Dec  1 16:16:57" -> "2026-12-01T16:16:57").
+  // The program's own time, for reports. ISO 8601: in UTC ("...Z") when the line gave its zone
+  // or the log's zone is known (LogZone); else as the line tells, with the year worked out for
+  // a year-less one ("Dec  1 16:16:57" -> "2026-12-01T16:16:57"). A line without one has its
+  // wrapper's.
   OptionalString time;
   bool time_dated = false;   // `time`'s year was worked out, not read
+  // The time its wrapper gave the line (CRI, journald, RFC 5424, docker json-file), in UTC;
+  // absent for a line that came in none. The collector's clock, one for the whole source: what
+  // orders its events and bounds their windows.
+  OptionalString wrapper_time;
   OptionalString host;       // syslog host name, when the line carries one
   OptionalString container;  // docker container name, when the envelope says
   bool json = false;
@@ -156,6 +174,10 @@ struct Event {
   // `time`'s year was worked out (DecodedLine::time): good for a report, not for comparing
   // with other sources' times.
   bool time_dated = false;
+  // The wrapper's time of its first line that has one (DecodedLine::wrapper_time).
+  OptionalString wrapper_time;
+  // How its source's times without a zone were read, as far as the source has shown.
+  LogZone zone;
   OptionalString host;
   // Tracebacks only: outermost cause first, the exception that ended the process last.
   std::vector<ExceptionInfo> exceptions;

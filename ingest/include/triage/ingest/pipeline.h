@@ -84,6 +84,10 @@ struct IngestOptions {
   // year from until the source shows a full date: the file's modification time (IngestSource
   // takes the source's own when this is 0). 0: now. SOURCE_DATE_EPOCH, when set, wins over both.
   int64_t reference_time = 0;
+  // Seconds east of UTC of the times that carry no zone (the `[analyze] timezone` setting);
+  // nullopt: the offset the wrapper's clock shows against the lines' own, else UTC
+  // (docs/log-formats.md, "Times").
+  std::optional<int32_t> zone;
 };
 
 // The literals whose presence in a raw line means it may start a multi-line event (a traceback,

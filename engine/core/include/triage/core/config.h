@@ -5,9 +5,11 @@
 // value came from, for `triage config`.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "triage/status.h"
@@ -17,6 +19,11 @@ namespace triage::core {
 struct Config {
   // [rules]
   std::vector<std::string> rule_folders;  // extra folders, after the shipped packs
+  // [analyze]
+  // The zone of the logs' times that carry none, seconds east of UTC (docs/log-formats.md,
+  // "Times"); nullopt: the offset a wrapper's clock shows against the program's, else UTC.
+  // `analyze` and `watch` read logs with it.
+  std::optional<int32_t> timezone;
   // [store]
   std::optional<std::string> store_path;
   std::optional<std::string> store_url;  // a shared PostgreSQL store; wins over store_path
@@ -55,6 +62,13 @@ Result<Config> LoadConfig(const std::optional<std::string>& explicit_path);
 
 // The settings in force, one "key = value  # origin" line each (for `triage config`).
 std::string DescribeConfig(const Config& config);
+
+// Seconds east of UTC of a zone as the `timezone` setting writes it: "UTC", "Z", "+08:00",
+// "-05:30", "+0800", "+08", "UTC+08:00"; nullopt for anything else.
+std::optional<int32_t> ParseUtcOffset(std::string_view text);
+
+// "+08:00" (or "-05:30", "+00:00") for seconds east of UTC.
+std::string FormatUtcOffset(int32_t seconds);
 
 // The database path: --db, then TRIAGE_DB, then [store] path, then
 // $XDG_STATE_HOME/triage/triage.db (default ~/.local/state/triage/triage.db).

@@ -113,6 +113,13 @@ struct Incident {
   uint64_t failure_line = 0;
   std::optional<std::string> started;  // ISO 8601 from the log, when it has times
   std::optional<std::string> ended;
+  // How the program's own times without a zone were read (docs/log-formats.md, "Times"): the
+  // zone, "+08:00", and where it came from: "setting" (the `[analyze] timezone` setting),
+  // "wrapper" (the offset the wrapper's clock shows against the program's), "default" (UTC: the
+  // wrapper's clock showed none). Both empty when there is nothing to tell (no such time, or a
+  // plain log read without the setting). Reports show it; the store does not keep it.
+  std::string zone;
+  std::string zone_from;
   // The processes of one job that failed in it (DESIGN.md section 5b): ranks ("rank 3"),
   // tensor- and data-parallel workers ("TP3", "DP0 TP3"), named workers ("VllmWorker rank=1
   // pid=77"), or, for the logs of one job read apart, each log's pod or file. The one that failed
