@@ -730,13 +730,15 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
   if (!given.empty() && shortest(given) >= shortest(derived)) {
     s.literals = given;
     s.literal_given = true;
+    // A signature of lines logged at ERROR is kept by its envelope's words, as written.
     s.literals_keep_case =
-        keep_case && !derived.empty() &&
+        s.error_level ||
+        (keep_case && !derived.empty() &&
         std::all_of(given.begin(), given.end(), [&](const std::string& g) {
           return std::all_of(derived.begin(), derived.end(), [&](const std::string& d) {
             return d.find(g) != std::string::npos;
           });
-        });
+        }));
   } else {
     s.literals = derived;
     s.literals_keep_case = keep_case;
