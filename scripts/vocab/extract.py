@@ -942,16 +942,23 @@ class CppFile(Scanner):
         parts = self.split(p, end, "<<")[1:]
         return self.concat(parts), self.src(p + 2, end)
 
+    def macro_call(self, m):
+        """The arguments, line and closing ')' of the call whose '(' ends match `m`; None when
+        its parentheses do not balance."""
+        open_pos = m.end() - 1
+        close = self.close_of(open_pos)
+        if close < 0:
+            return None
+        return self.args(open_pos, close), self.line_of(m.start()), close
+
     def macro(self, m, in_define):
         name = m.group("name")
         if name in self.own_macros:
             return
-        open_pos = m.end() - 1
-        close = self.close_of(open_pos)
-        if close < 0:
+        call = self.macro_call(m)
+        if call is None:
             return
-        args = self.args(open_pos, close)
-        line = self.line_of(m.start())
+        args, line, close = call
         add = self.ctx.add
         if name.startswith("TORCH_CHECK"):
             suffix = name[len("TORCH_CHECK"):].lstrip("_")
@@ -1083,12 +1090,10 @@ class CppFile(Scanner):
         tname = re.sub(r"\s+", "", m.group("tname"))
         if not (self.EXC_NAME.search(tname.split("::")[-1]) or tname.lstrip(":").startswith("std::")):
             return
-        open_pos = m.end() - 1
-        close = self.close_of(open_pos)
-        if close < 0:
+        call = self.macro_call(m)
+        if call is None:
             return
-        args = self.args(open_pos, close)
-        line = self.line_of(m.start())
+        args, line, close = call
         site = "throw " + tname
         pick = next((a for a in args if self.has_literal(*a)), args[0] if args else None)
         if pick is None:

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "test_util.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/rules.h"
 #include "triage/core/sites.h"
@@ -24,27 +25,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The incidents of `text` as a whole input, read with the prefilter as `triage analyze` reads
-// a file.
 std::vector<Incident> AnalyzeText(const std::shared_ptr<const RuleSet>& rules, const std::string& text) {
-  Analyzer analyzer(rules, {});
-  ingest::IngestOptions io;
-  rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
-  ingest::EventStream stream(0, io, [&](ingest::Event&& ev) { analyzer.Add(ev, "svc.log"); });
-  stream.Feed(text);
-  stream.Finish();
-  analyzer.EndSource(0, stream.counters().lines);
-  return analyzer.Finish();
+  return testing::AnalyzeWholeText(rules, text, "svc.log");
 }
 
-std::shared_ptr<const RuleSet> Shipped() {
-  static std::shared_ptr<const RuleSet> rules = [] {
-    auto r = LoadRules({std::string(TRIAGE_SOURCE_DIR) + "/rules"});
-    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.ToString();
-    return r.rules;
-  }();
-  return rules;
-}
+std::shared_ptr<const RuleSet> Shipped() { return testing::ShippedRules(); }
 
 // A folder of rules holding one site table, beside the shipped packs.
 class SiteFixture : public ::testing::Test {

@@ -6,14 +6,41 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "triage/core/analyzer.h"
 #include "triage/core/rules.h"
 #include "triage/ingest/event.h"
+#include "triage/ingest/pipeline.h"
 
 namespace triage::core::testing {
 
 inline std::string DataDir(const std::string& name) {
   return std::string(TRIAGE_TEST_DATA) + "/engine/core/data/" + name;
+}
+
+// The shipped rule packs, loaded once; a fault in them fails the test that asked.
+inline std::shared_ptr<const RuleSet> ShippedRules() {
+  static std::shared_ptr<const RuleSet> rules = [] {
+    auto r = LoadRules({std::string(TRIAGE_SOURCE_DIR) + "/rules"});
+    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.ToString();
+    return r.rules;
+  }();
+  return rules;
+}
+
+// The incidents of `text` read as a whole input named `name`, with the prefilter on, as
+// `triage analyze` reads a file: framer, decoder, assembler, prefilter, analyzer.
+inline std::vector<Incident> AnalyzeWholeText(const std::shared_ptr<const RuleSet>& rules,
+                                              const std::string& text, const std::string& name) {
+  Analyzer analyzer(rules, {});
+  ingest::IngestOptions io;
+  rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
+  ingest::EventStream stream(0, io, [&](ingest::Event&& ev) { analyzer.Add(ev, name); });
+  stream.Feed(text);
+  stream.Finish();
+  analyzer.EndSource(0, stream.counters().lines);
+  return analyzer.Finish();
 }
 
 inline std::shared_ptr<const RuleSet> FixtureRules() {

@@ -18,27 +18,11 @@
 namespace triage::core {
 namespace {
 
-std::shared_ptr<const RuleSet> Shipped() {
-  static std::shared_ptr<const RuleSet> rules = [] {
-    auto r = LoadRules({std::string(TRIAGE_SOURCE_DIR) + "/rules"});
-    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.ToString();
-    return r.rules;
-  }();
-  return rules;
-}
-
-// The incidents of `text` read as a whole input named `name`, with the prefilter on, as
-// `triage analyze` reads a file.
+using testing::ShippedRules;
+std::shared_ptr<const RuleSet> Shipped() { return ShippedRules(); }
 std::vector<Incident> AnalyzeText(const std::shared_ptr<const RuleSet>& rules, const std::string& text,
                                   const std::string& name) {
-  Analyzer analyzer(rules, {});
-  ingest::IngestOptions io;
-  rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
-  ingest::EventStream stream(0, io, [&](ingest::Event&& ev) { analyzer.Add(ev, name); });
-  stream.Feed(text);
-  stream.Finish();
-  analyzer.EndSource(0, stream.counters().lines);
-  return analyzer.Finish();
+  return testing::AnalyzeWholeText(rules, text, name);
 }
 
 TEST(Vocabulary, EveryShippedTableNamesItsSourceAndHasRows) {
