@@ -25,13 +25,24 @@ constexpr uint16_t kFreq[128] = {
     1936, 537,  3145, 2418, 3237, 1778, 524,  197,  161,  476,  20,   36,   391,  36,   2,    1,
 };
 
-// Frequency of a folded byte in either case.
-double Freq(unsigned char c) {
-  if (c >= 128) return 1;
-  double f = kFreq[c];
-  if (Upper(c) != c) f += kFreq[Upper(c)];
-  return f;
-}
+// Frequency of a folded byte in either case, for every byte (computed when compiled: a large rule
+// set asks for it once per byte of every literal).
+struct FreqTable {
+  double f[256];
+  constexpr FreqTable() : f() {
+    for (int c = 0; c < 256; ++c) {
+      if (c >= 128) {
+        f[c] = 1;
+        continue;
+      }
+      const int upper = (c >= 'a' && c <= 'z') ? c - 32 : c;
+      f[c] = double(kFreq[c]) + (upper != c ? double(kFreq[upper]) : 0.0);
+    }
+  }
+};
+constexpr FreqTable kFreqTable;
+
+inline double Freq(unsigned char c) { return kFreqTable.f[c]; }
 
 struct FoldTable {
   unsigned char t[256];

@@ -179,16 +179,24 @@ void RuleSet::ReadSiteRows() const {
     SiteTable& table = site_tables_[t];
     if (table.rows.empty()) {
       std::ifstream in(table.file, std::ios::binary);
-      std::ostringstream buf;
-      buf << in.rdbuf();
+      std::string bytes;
+      if (in) {
+        in.seekg(0, std::ios::end);
+        bytes.resize(size_t(std::max<std::streamoff>(0, in.tellg())));
+        in.seekg(0);
+        in.read(bytes.data(), std::streamsize(bytes.size()));
+      }
       if (!in) {
         site_faults_.push_back({table.file, 0, "cannot read"});
         continue;
       }
       std::vector<std::pair<int, std::string>> faults;
-      SiteTable whole = ParseSiteTable(table.file, buf.str(), faults);
+      SiteTable whole = ParseSiteTable(table.file, std::move(bytes), faults);
       for (auto& [line, msg] : faults) site_faults_.push_back({table.file, line, std::move(msg)});
       table.rows = std::move(whole.rows);
+      table.text = std::move(whole.text);
+      table.unescaped = std::move(whole.unescaped);
+      table.all_pieces = std::move(whole.all_pieces);
     }
     std::vector<int>& sig = site_signatures_[t];
     sig.assign(table.rows.size(), -1);
@@ -292,8 +300,8 @@ static void MatchSitesInto(const RuleSet& rules, const RuleSet::Compiled& c, std
   hit.matched = std::string(text.substr(0, std::min<size_t>(240, text.find('\n'))));
   hit.exception_index = exception_index;
   hit.final_exception = place == Place::kException && last_exception;
-  hit.captures["site_origin"] = table.project + " " + row.origin;
-  hit.captures["site_kind"] = row.site;
+  hit.captures["site_origin"] = table.project + " " + std::string(row.origin);
+  hit.captures["site_kind"] = std::string(row.site);
   hit.captures["site_message"] = hit.matched;
   out.push_back(std::move(hit));
 }

@@ -17,10 +17,11 @@ namespace {
 constexpr size_t kMinPiece = 8;
 constexpr size_t kMinConstant = 16;
 
-// One column, `\t`, `\n` and `\\` unescaped.
-std::string Unescaped(std::string_view col) {
-  if (col.find('\\') == std::string_view::npos) return std::string(col);
-  std::string out;
+// One column, `\t`, `\n` and `\\` unescaped: the column itself, or a copy in `arena` when it
+// has an escape.
+std::string_view Unescaped(std::string_view col, std::deque<std::string>& arena) {
+  if (col.find('\\') == std::string_view::npos) return col;
+  std::string& out = arena.emplace_back();
   out.reserve(col.size());
   for (size_t i = 0; i < col.size(); ++i) {
     if (col[i] == '\\' && i + 1 < col.size()) {
@@ -31,6 +32,17 @@ std::string Unescaped(std::string_view col) {
     }
   }
   return out;
+}
+
+// A form's constant pieces, appended to `out`.
+void AppendPieces(std::string_view form, std::vector<std::string_view>& out) {
+  while (!form.empty()) {
+    const size_t star = form.find("{*}");
+    const std::string_view piece = form.substr(0, star);
+    if (!piece.empty()) out.push_back(piece);
+    if (star == std::string_view::npos) break;
+    form.remove_prefix(star + 3);
+  }
 }
 
 // The first `n` columns of a row (fewer when it has fewer), as they are written.
@@ -82,29 +94,33 @@ void ReadHeaderLine(std::string_view line, SiteTable& t) {
 }  // namespace
 
 std::vector<std::string> SplitForm(std::string_view form) {
-  std::vector<std::string> pieces;
-  while (!form.empty()) {
-    const size_t star = form.find("{*}");
-    const std::string_view piece = form.substr(0, star);
-    if (!piece.empty()) pieces.emplace_back(piece);
-    if (star == std::string_view::npos) break;
-    form.remove_prefix(star + 3);
-  }
-  return pieces;
+  std::vector<std::string_view> views;
+  AppendPieces(form, views);
+  return std::vector<std::string>(views.begin(), views.end());
 }
 
 std::string SiteSignatureKey(const SiteRow& row) {
-  if (!row.hint) return row.cause;
-  return row.cause == "unclassified" ? std::string() : row.cause + ":hint";
+  if (!row.hint) return std::string(row.cause);
+  return row.cause == "unclassified" ? std::string() : std::string(row.cause) + ":hint";
 }
 
-SiteTable ParseSiteTable(const std::string& file, std::string_view text,
+SiteTable ParseSiteTable(const std::string& file, std::string bytes,
                          std::vector<std::pair<int, std::string>>& faults, bool header_only) {
   SiteTable t;
   t.file = file;
+  t.text = std::make_shared<const std::string>(std::move(bytes));
+  t.unescaped = std::make_shared<std::deque<std::string>>();
+  t.all_pieces = std::make_shared<std::vector<std::string_view>>();
+  std::string_view text = *t.text;
+  std::vector<std::pair<size_t, size_t>> piece_range;  // per row: first piece, count
   int n = 0;
   bool header = true;
-  if (!header_only) t.rows.reserve(size_t(std::count(text.begin(), text.end(), '\n')));
+  if (!header_only) {
+    const size_t lines = size_t(std::count(text.begin(), text.end(), '\n'));
+    t.rows.reserve(lines);
+    piece_range.reserve(lines);
+    t.all_pieces->reserve(lines * 2);
+  }
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -128,27 +144,36 @@ SiteTable ParseSiteTable(const std::string& file, std::string_view text,
       continue;
     }
     SiteRow row;
-    row.origin = Unescaped(cols[0]);
-    row.site = Unescaped(cols[1]);
+    row.origin = Unescaped(cols[0], *t.unescaped);
+    row.site = Unescaped(cols[1], *t.unescaped);
     row.hint = cols[2] == "hint";
-    row.cause = Unescaped(cols[3]);
+    row.cause = Unescaped(cols[3], *t.unescaped);
     // cols[4], the rule of the classification procedure that decided, is for review only.
-    row.pieces = SplitForm(Unescaped(cols[5]));
+    const size_t first = t.all_pieces->size();
+    AppendPieces(Unescaped(cols[5], *t.unescaped), *t.all_pieces);
     size_t longest = 0, constant = 0;
-    for (const auto& p : row.pieces) longest = std::max(longest, p.size()), constant += p.size();
-    if (row.origin.empty() || row.cause.empty()) {
-      faults.emplace_back(n, "a row without origin or cause");
-      continue;
+    for (size_t k = first; k < t.all_pieces->size(); ++k) {
+      const size_t len = (*t.all_pieces)[k].size();
+      longest = std::max(longest, len), constant += len;
     }
-    if (longest < kMinPiece || constant < kMinConstant) {
-      faults.emplace_back(n, "form '" + std::string(cols[5]) + "' has too little constant text (a piece of " +
-                                 std::to_string(kMinPiece) + " bytes and " +
-                                 std::to_string(kMinConstant) + " in all are needed)");
+    if (row.origin.empty() || row.cause.empty() || longest < kMinPiece || constant < kMinConstant) {
+      t.all_pieces->resize(first);
+      faults.emplace_back(n, row.origin.empty() || row.cause.empty()
+                                 ? std::string("a row without origin or cause")
+                                 : "form '" + std::string(cols[5]) +
+                                       "' has too little constant text (a piece of " +
+                                       std::to_string(kMinPiece) + " bytes and " +
+                                       std::to_string(kMinConstant) + " in all are needed)");
       continue;
     }
     row.line = n;
-    t.rows.push_back(std::move(row));
+    t.rows.push_back(row);
+    piece_range.emplace_back(first, t.all_pieces->size() - first);
   }
+  // The pieces are all in place now: each row's span into them.
+  for (size_t r = 0; r < t.rows.size(); ++r)
+    t.rows[r].pieces = std::span<const std::string_view>(t.all_pieces->data() + piece_range[r].first,
+                                                         piece_range[r].second);
   for (const char* key : {"project", "repo", "release", "commit"}) {
     const std::string& v = std::string_view(key) == "project" ? t.project
                            : std::string_view(key) == "repo"  ? t.repo
@@ -172,7 +197,7 @@ namespace {
 
 // Whether `text` shows the pieces in order; `anchor`, the piece the scanner found, is somewhere
 // in it (checked again here, in order with the others).
-bool ShowsPieces(std::string_view text, const std::vector<std::string>& pieces) {
+bool ShowsPieces(std::string_view text, std::span<const std::string_view> pieces) {
   size_t at = 0;
   for (const auto& p : pieces) {
     const size_t k = text.find(p, at);
@@ -199,13 +224,13 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
     for (size_t r = 0; r < tables[t].rows.size(); ++r) {
       const SiteRow& row = tables[t].rows[r];
       if (t >= row_signature.size() || r >= row_signature[t].size() || row_signature[t][r] < 0) continue;
-      const std::string* longest = nullptr;
+      std::string_view longest;
       for (const auto& p : row.pieces)
-        if (!longest || p.size() > longest->size()) longest = &p;
-      if (!longest || longest->size() < kMinPiece) continue;
-      auto [it, fresh] = index.emplace(std::string_view(*longest), uint32_t(literals.size()));
+        if (p.size() > longest.size()) longest = p;
+      if (longest.size() < kMinPiece) continue;
+      auto [it, fresh] = index.emplace(longest, uint32_t(literals.size()));
       if (fresh) {
-        literals.push_back(*longest);
+        literals.emplace_back(longest);
         impl_->literal_rows.emplace_back();
       }
       impl_->literal_rows[it->second].push_back(uint32_t(rows_.size()));

@@ -145,7 +145,7 @@ TEST_F(SiteFixture, TheLongestFittingFormWins) {
 
 std::string Rendered(const SiteRow& r) {
   std::string out;
-  for (size_t i = 0; i < r.pieces.size(); ++i) out += (i ? "7" : "") + r.pieces[i];
+  for (size_t i = 0; i < r.pieces.size(); ++i) (out += (i ? "7" : "")) += r.pieces[i];
   // A message of several lines shows its first in a log line; the rest are lines of their own.
   return out.substr(0, out.find('\n'));
 }
@@ -153,7 +153,7 @@ std::string Rendered(const SiteRow& r) {
 std::string ExceptionOf(const SiteRow& r) {
   const std::string raise = "raise ";
   if (r.site.rfind(raise, 0) == 0) {
-    std::string type = r.site.substr(raise.size());
+    std::string type(r.site.substr(raise.size()));
     if (!type.empty() && std::isupper(static_cast<unsigned char>(type[0])) &&
         type.find_first_of(" ()") == std::string::npos)
       return type;
@@ -190,13 +190,14 @@ TEST(SiteTables, EveryRowAsALogLineIsAFailureClassifiedAsItsTableSays) {
   auto rules = Shipped();
   ASSERT_TRUE(rules);
   // The causes that rows with the same constant text give: a line that shows one shows all.
+  auto text_of = [](const SiteRow& r) { return std::vector<std::string>(r.pieces.begin(), r.pieces.end()); };
   std::map<std::vector<std::string>, std::set<std::string>> causes_of_text;
   for (const auto& t : rules->site_tables())
     for (const auto& r : t.rows)
-      if (!r.hint) causes_of_text[r.pieces].insert(r.cause);
+      if (!r.hint) causes_of_text[text_of(r)].insert(std::string(r.cause));
   std::map<std::string, std::string> cause_of_origin;  // "<project> <origin>" -> cause
   for (const auto& t : rules->site_tables())
-    for (const auto& r : t.rows) cause_of_origin[t.project + " " + r.origin] = r.cause;
+    for (const auto& r : t.rows) cause_of_origin[t.project + " " + std::string(r.origin)] = r.cause;
   size_t lines = 0, by_written_rule = 0, by_closer_row = 0, n_wrong = 0;
   std::ostringstream wrong;
   for (const auto& t : rules->site_tables()) {
@@ -212,12 +213,12 @@ TEST(SiteTables, EveryRowAsALogLineIsAFailureClassifiedAsItsTableSays) {
           got = rules->TaxonomyIdOf(id);
           written = got != "unclassified" && id.find(".src_") == std::string::npos;
         }
-        if (got == r.cause || causes_of_text[r.pieces].count(got)) continue;
+        if (got == r.cause || causes_of_text[text_of(r)].count(got)) continue;
         // Another row whose form the line shows with more constant text is the line's site.
         if (!incidents.empty() && !incidents[0].causes.empty()) {
           const auto& caps = incidents[0].causes[0].captures;
           const auto origin = caps.find("site_origin");
-          if (origin != caps.end() && origin->second != t.project + " " + r.origin &&
+          if (origin != caps.end() && origin->second != t.project + " " + std::string(r.origin) &&
               cause_of_origin[origin->second] == got) {
             ++by_closer_row;
             continue;

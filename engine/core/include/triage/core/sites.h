@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <span>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,13 +27,15 @@
 
 namespace triage::core {
 
+// A row's text is views into its table's bytes (or, for a column with escapes, into the table's
+// unescaped copies): a table of tens of thousands of rows is read with a few allocations.
 struct SiteRow {
-  std::string origin;  // "vllm/config.py:412"
-  std::string site;    // "raise ValueError", "TORCH_CHECK", "LOG(FATAL)"
+  std::string_view origin;  // "vllm/config.py:412"
+  std::string_view site;    // "raise ValueError", "TORCH_CHECK", "LOG(FATAL)"
   bool hint = false;
-  std::string cause;   // a taxonomy id or "unclassified"
-  std::vector<std::string> pieces;  // the form's constant text, split where it had `{*}`
-  int line = 0;        // line of the table file
+  std::string_view cause;   // a taxonomy id or "unclassified"
+  std::span<const std::string_view> pieces;  // the form's constant text, split where it had `{*}`
+  int line = 0;             // line of the table file
 };
 
 struct SiteTable {
@@ -45,6 +49,11 @@ struct SiteTable {
   // read. Empty when the header has none (the rows are then read at once).
   std::vector<std::string> signature_keys;
   std::vector<SiteRow> rows;
+  // What the rows' views point into: the file's bytes, the columns that had escapes, unescaped,
+  // and every row's pieces in row order. Held by pointer, so that moving a table moves no byte.
+  std::shared_ptr<const std::string> text;
+  std::shared_ptr<std::deque<std::string>> unescaped;
+  std::shared_ptr<std::vector<std::string_view>> all_pieces;
 };
 
 // The signature key of a row: its cause, with ":hint" for a hint; empty for a hint that names
@@ -54,7 +63,7 @@ std::string SiteSignatureKey(const SiteRow& row);
 // Parses one table; faults (a missing header key, a row of the wrong shape, a form with too
 // little constant text) go to `faults` as "line: message" with the table's line, and the row is
 // left out. With `header_only`, stops at the first row.
-SiteTable ParseSiteTable(const std::string& file, std::string_view text,
+SiteTable ParseSiteTable(const std::string& file, std::string text,
                          std::vector<std::pair<int, std::string>>& faults, bool header_only = false);
 
 // A form's constant pieces, in order ("Unknown method: {*} for {*}" -> "Unknown method: ",
