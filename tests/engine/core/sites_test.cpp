@@ -141,6 +141,33 @@ TEST_F(SiteFixture, TheLongestFittingFormWins) {
   EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes.at(0).cause), "config.invalid");
 }
 
+// Bad tables give a clear fault with file and line, and lose nothing else: a header whose
+// `# causes:` misses a row's cause (found when the rows are read, by `rules check`), a cause
+// outside the taxonomy or without a remedy (found at loading).
+TEST_F(SiteFixture, FaultsOfATableNameItsFileAndLine) {
+  std::ofstream(dir_ / "sites" / "bad.tsv")
+      << "# project: bad\n# repo: example/bad\n# release: v1\n# commit: 1\n"
+         "# causes: unclassified made.up\n"
+         "bad/a.py:1\traise X\terror\tconfig.invalid\twords\tA setting nobody knows: {*}\tx\n"
+         "bad/a.py:2\traise X\terror\tunclassified\tdefault\tSomething else went wrong here\tx\n";
+  auto r = LoadRules({std::string(TRIAGE_SOURCE_DIR) + "/rules", dir_.string()});
+  ASSERT_TRUE(r.rules);
+  bool taxonomy_fault = false;
+  for (const auto& d : r.diagnostics)
+    taxonomy_fault |= d.file.find("bad.tsv") != std::string::npos &&
+                      d.message.find("outside the taxonomy: 'made.up'") != std::string::npos;
+  EXPECT_TRUE(taxonomy_fault);
+  bool header_fault = false;
+  for (const auto& d : r.rules->CompileAll())
+    header_fault |= d.file.find("bad.tsv") != std::string::npos && d.line == 6 &&
+                    d.message.find("does not name 'config.invalid'") != std::string::npos;
+  EXPECT_TRUE(header_fault);
+  // The other tables and the bad table's good row still work.
+  const auto incidents = AnalyzeText(r.rules, "RuntimeError: Something else went wrong here\n");
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].causes.at(0).captures.at("site_origin"), "bad bad/a.py:2");
+}
+
 // ---- Every shipped row, rendered.
 
 std::string Rendered(const SiteRow& r) {
