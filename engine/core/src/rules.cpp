@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -136,10 +135,21 @@ struct RuleSet::Compiled {
 
 // "site.<project>.<cause with '.' as '_'>[.hint]": the signature of a table's rows with one key.
 static std::string SiteSignatureId(const std::string& project, std::string_view key) {
-  const bool hint = key.size() > 5 && key.substr(key.size() - 5) == ":hint";
-  std::string name(hint ? key.substr(0, key.size() - 5) : key);
+  const auto [cause, hint] = SplitSiteSignatureKey(key);
+  std::string name(cause);
   std::replace(name.begin(), name.end(), '.', '_');
   return "site." + project + "." + name + (hint ? ".hint" : "");
+}
+
+// The bytes of a file; false when it cannot be read.
+static bool ReadWholeFile(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  in.seekg(0, std::ios::end);
+  out.resize(size_t(std::max<std::streamoff>(0, in.tellg())));
+  in.seekg(0);
+  in.read(out.data(), std::streamsize(out.size()));
+  return bool(in);
 }
 
 RuleSet::RuleSet() = default;
@@ -178,15 +188,8 @@ void RuleSet::ReadSiteRows() const {
   for (size_t t = 0; t < site_tables_.size(); ++t) {
     SiteTable& table = site_tables_[t];
     if (table.rows.empty()) {
-      std::ifstream in(table.file, std::ios::binary);
       std::string bytes;
-      if (in) {
-        in.seekg(0, std::ios::end);
-        bytes.resize(size_t(std::max<std::streamoff>(0, in.tellg())));
-        in.seekg(0);
-        in.read(bytes.data(), std::streamsize(bytes.size()));
-      }
-      if (!in) {
+      if (!ReadWholeFile(table.file, bytes)) {
         site_faults_.push_back({table.file, 0, "cannot read"});
         continue;
       }
@@ -343,7 +346,8 @@ static void MatchTextInto(const RuleSet& rules, const RuleSet::Compiled& c, std:
   };
   for (int s : scratch) {
     const SignatureRule& rule = sigs[size_t(s)];
-    if (!InScope(rule, place, last_exception)) continue;
+    // A signature of lines logged at ERROR is Match()'s to try: its literals are the envelope's.
+    if (rule.error_level || !InScope(rule, place, last_exception)) continue;
     if (!rule.row_words.empty() && !holds_a_word(rule.row_words)) continue;
     const RuleSet::Compiled::LazyRegex& lazy = c.Regex(rule, size_t(s));
     const RE2* re = lazy.re.get();
@@ -428,12 +432,12 @@ std::vector<SignatureHit> RuleSet::Match(const ingest::Event& event) const {
   };
   // The error-site tables are tried on what carries a program's error message: an exception
   // of a traceback (its frames and code lines are the program's source, not its messages), a
-  // line logged at WARNING or above, and a line without a level that a written signature found
+  // line logged at ERROR or above, and a line without a level that a written signature found
   // something in (an error word, an exception form). Not on every line the prefilter kept.
-  const bool loud_level = event.level && (*event.level == "ERROR" ||
-                                          *event.level == "CRITICAL");
+  const bool logged_as_error =
+      event.level && (*event.level == "ERROR" || *event.level == "CRITICAL");
   auto sites_on = [&](std::string_view text, Place place, uint64_t line, size_t k, size_t hits_before) {
-    if (loud_level || (!event.level && out.size() > hits_before))
+    if (logged_as_error || (!event.level && out.size() > hits_before))
       MatchSitesInto(*this, c, text, place, false, line, k, -1, out);
   };
   switch (event.kind) {
@@ -489,14 +493,7 @@ std::vector<SignatureHit> RuleSet::Match(const ingest::Event& event) const {
   // A signature for lines logged at ERROR or above holds only where the envelope said so, and
   // there whatever literals the message holds: its literals are those of the envelope (a
   // glog prefix's file:line, a level word) that keep the raw line, which decoding takes off.
-  const bool error_level =
-      event.kind == ingest::EventKind::kLine && event.level &&
-      (*event.level == "ERROR" || *event.level == "CRITICAL");
-  out.erase(std::remove_if(out.begin(), out.end(),
-                           [&](const SignatureHit& h) {
-                             return signatures_[size_t(h.signature)].error_level;
-                           }),
-            out.end());
+  const bool error_level = event.kind == ingest::EventKind::kLine && logged_as_error;
   // Only where no other signature spoke for the line: a rule that knows it as an error or as
   // shutdown noise (`teardown`), or an error site, decides what it means. A hint (a GPU or a
   // version shown, a warning's words) does not: the line was logged as an error.
@@ -1417,9 +1414,14 @@ void RuleSetBuilder::LoadSites(const std::string& folder) {
     std::vector<std::pair<int, std::string>> faults;
     SiteTable table = ParseSiteTable(f, head, faults, true);
     if (table.signature_keys.empty()) {
-      std::ostringstream rest;
-      rest << in.rdbuf();
-      table = ParseSiteTable(f, head + line + "\n" + rest.str(), faults);
+      // No `# causes:` line: the rows are read now, to learn them.
+      std::string bytes;
+      if (!ReadWholeFile(f, bytes)) {
+        Fault(f, 0, "cannot read");
+        continue;
+      }
+      faults.clear();
+      table = ParseSiteTable(f, std::move(bytes), faults);
       std::set<std::string> keys;
       for (const auto& r : table.rows)
         if (std::string k = SiteSignatureKey(r); !k.empty()) keys.insert(k);
@@ -1444,8 +1446,8 @@ void RuleSetBuilder::AddSiteTables() {
   RuleSet& rs = *set_;
   for (SiteTable& table : rs.site_tables_) {
     for (const std::string& key : table.signature_keys) {
-      const bool hint = key.size() > 5 && key.substr(key.size() - 5) == ":hint";
-      const std::string cause = hint ? key.substr(0, key.size() - 5) : key;
+      const auto [cause_view, hint] = SplitSiteSignatureKey(key);
+      const std::string cause(cause_view);
       const bool unclassified = cause == "unclassified";
       if (!unclassified && !rs.taxonomy_.empty() &&
           std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), cause) == rs.taxonomy_.end()) {

@@ -104,6 +104,12 @@ std::string SiteSignatureKey(const SiteRow& row) {
   return row.cause == "unclassified" ? std::string() : std::string(row.cause) + ":hint";
 }
 
+std::pair<std::string_view, bool> SplitSiteSignatureKey(std::string_view key) {
+  constexpr std::string_view kHint = ":hint";
+  const bool hint = key.size() > kHint.size() && key.substr(key.size() - kHint.size()) == kHint;
+  return {hint ? key.substr(0, key.size() - kHint.size()) : key, hint};
+}
+
 SiteTable ParseSiteTable(const std::string& file, std::string bytes,
                          std::vector<std::pair<int, std::string>>& faults, bool header_only) {
   SiteTable t;
@@ -174,13 +180,10 @@ SiteTable ParseSiteTable(const std::string& file, std::string bytes,
   for (size_t r = 0; r < t.rows.size(); ++r)
     t.rows[r].pieces = std::span<const std::string_view>(t.all_pieces->data() + piece_range[r].first,
                                                          piece_range[r].second);
-  for (const char* key : {"project", "repo", "release", "commit"}) {
-    const std::string& v = std::string_view(key) == "project" ? t.project
-                           : std::string_view(key) == "repo"  ? t.repo
-                           : std::string_view(key) == "release" ? t.release
-                                                                : t.commit;
-    if (v.empty()) faults.emplace_back(1, std::string("the header has no '# ") + key + ": ' line");
-  }
+  const std::pair<const char*, const std::string*> required[] = {
+      {"project", &t.project}, {"repo", &t.repo}, {"release", &t.release}, {"commit", &t.commit}};
+  for (const auto& [key, value] : required)
+    if (value->empty()) faults.emplace_back(1, std::string("the header has no '# ") + key + ": ' line");
   if (!t.project.empty() && !IsProjectId(t.project))
     faults.emplace_back(1, "project '" + t.project + "' is not [a-z0-9_]+");
   return t;

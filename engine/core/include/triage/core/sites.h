@@ -59,6 +59,8 @@ struct SiteTable {
 // The signature key of a row: its cause, with ":hint" for a hint; empty for a hint that names
 // no cause (it reports nothing).
 std::string SiteSignatureKey(const SiteRow& row);
+// A key's cause and whether it is a hint's: "config.invalid:hint" -> ("config.invalid", true).
+std::pair<std::string_view, bool> SplitSiteSignatureKey(std::string_view key);
 
 // Parses one table; faults (a missing header key, a row of the wrong shape, a form with too
 // little constant text) go to `faults` as "line: message" with the table's line, and the row is
