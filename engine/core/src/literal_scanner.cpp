@@ -77,12 +77,28 @@ const unsigned char LiteralScanner::kFold[256] = {
 
 LiteralScanner::LiteralScanner(const std::vector<std::string>& literals,
                                const std::vector<uint8_t>& keep_case) {
+  Build(std::vector<std::string_view>(literals.begin(), literals.end()), keep_case);
+}
+
+LiteralScanner::LiteralScanner(const std::vector<std::string_view>& literals,
+                               const std::vector<uint8_t>& keep_case) {
+  Build(literals, keep_case);
+}
+
+void LiteralScanner::Build(const std::vector<std::string_view>& literals,
+                           const std::vector<uint8_t>& keep_case) {
+  size_t total = 0;
+  for (const auto& l : literals) total += l.size();
+  bytes_.reserve(total);
+  begin_.reserve(literals.size() + 1);
+  keep_case_.reserve(literals.size());
+  begin_.push_back(0);
   for (size_t i = 0; i < literals.size(); ++i) {
     const bool exact = i < keep_case.size() && keep_case[i];
-    std::string low(literals[i]);
-    if (!exact)
-      for (auto& c : low) c = char(Lower(static_cast<unsigned char>(c)));
-    literals_.push_back(std::move(low));
+    if (exact) bytes_ += literals[i];
+    else
+      for (char c : literals[i]) bytes_ += char(Lower(static_cast<unsigned char>(c)));
+    begin_.push_back(uint32_t(bytes_.size()));
     keep_case_.push_back(exact);
   }
   const size_t table = 65536;
@@ -96,8 +112,8 @@ LiteralScanner::LiteralScanner(const std::vector<std::string>& literals,
     g.triple = spec.triple;
     std::vector<Entry> mine;
     std::vector<double> pair_cost;
-    for (uint32_t li = 0; li < literals_.size(); ++li) {
-      const std::string& lit = literals_[li];
+    for (uint32_t li = 0; li < keep_case_.size(); ++li) {
+      const std::string_view lit = Literal(li);
       if (lit.size() < spec.min_len || lit.size() > spec.max_len) continue;
       // The window whose bytes are rarest, the bytes that end it counting most (the scan stops
       // wherever they occur).
@@ -124,7 +140,7 @@ LiteralScanner::LiteralScanner(const std::vector<std::string>& literals,
     g.shift.assign(table, uint8_t(spec.width - keyed_bytes + 1));
     std::vector<std::pair<unsigned, Entry>> bucketed;
     for (const Entry& e : mine) {
-      const auto* win = reinterpret_cast<const unsigned char*>(literals_[e.literal].data()) + e.offset;
+      const auto* win = reinterpret_cast<const unsigned char*>(Literal(e.literal).data()) + e.offset;
       const size_t w = spec.width;
       for (size_t q = keyed_bytes - 1; q < w; ++q) {
         const uint8_t sh = uint8_t(w - 1 - q);
@@ -151,7 +167,7 @@ LiteralScanner::LiteralScanner(const std::vector<std::string>& literals,
 }
 
 bool LiteralScanner::Verify(const Entry& e, std::string_view text, size_t window_start) const {
-  const std::string& lit = literals_[e.literal];
+  const std::string_view lit = Literal(e.literal);
   if (window_start < e.offset) return false;
   const size_t begin = window_start - e.offset;
   if (begin + lit.size() > text.size()) return false;

@@ -26,6 +26,8 @@ class LiteralScanner {
   // literal i byte for byte.
   explicit LiteralScanner(const std::vector<std::string>& literals,
                           const std::vector<uint8_t>& keep_case = {});
+  explicit LiteralScanner(const std::vector<std::string_view>& literals,
+                          const std::vector<uint8_t>& keep_case = {});
 
   bool empty() const { return groups_.empty(); }
 
@@ -45,7 +47,7 @@ class LiteralScanner {
 
  private:
   struct Entry {
-    uint32_t literal;  // index into literals_
+    uint32_t literal;  // literal index
     uint32_t offset;   // where the window starts inside the literal
   };
   struct Group {
@@ -56,6 +58,10 @@ class LiteralScanner {
     std::vector<Entry> entries;
   };
 
+  void Build(const std::vector<std::string_view>& literals, const std::vector<uint8_t>& keep_case);
+  std::string_view Literal(size_t i) const {
+    return std::string_view(bytes_.data() + begin_[i], begin_[i + 1] - begin_[i]);
+  }
   bool Verify(const Entry& e, std::string_view text, size_t window_start) const;
 
   // The table key of the bytes ending at p[i]: three bytes hashed (case folded) for the long
@@ -107,8 +113,11 @@ class LiteralScanner {
 
   static const unsigned char kFold[256];
 
-  std::vector<std::string> literals_;  // lower-case, but for those that keep their case
-  std::vector<uint8_t> keep_case_;     // by literal
+  // The literals end to end (lower-case, but for those that keep their case), literal i at
+  // begin_[i] .. begin_[i + 1]: one allocation for tens of thousands of them.
+  std::string bytes_;
+  std::vector<uint32_t> begin_;
+  std::vector<uint8_t> keep_case_;  // by literal
   std::vector<Group> groups_;
 };
 

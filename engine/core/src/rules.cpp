@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -188,13 +189,14 @@ void RuleSet::ReadSiteRows() const {
   for (size_t t = 0; t < site_tables_.size(); ++t) {
     SiteTable& table = site_tables_[t];
     if (table.rows.empty()) {
-      std::string bytes;
-      if (!ReadWholeFile(table.file, bytes)) {
+      std::shared_ptr<const void> owner;
+      std::string_view bytes;
+      if (!MapSiteFile(table.file, owner, bytes)) {
         site_faults_.push_back({table.file, 0, "cannot read"});
         continue;
       }
       std::vector<std::pair<int, std::string>> faults;
-      SiteTable whole = ParseSiteTable(table.file, std::move(bytes), faults);
+      SiteTable whole = ParseSiteTable(table.file, std::move(owner), bytes, faults);
       for (auto& [line, msg] : faults) site_faults_.push_back({table.file, line, std::move(msg)});
       table.rows = std::move(whole.rows);
       table.text = std::move(whole.text);
@@ -203,13 +205,25 @@ void RuleSet::ReadSiteRows() const {
     }
     std::vector<int>& sig = site_signatures_[t];
     sig.assign(table.rows.size(), -1);
+    // A table's rows share a few keys: each key's signature is looked up once (-1: a key that
+    // reports nothing, -2: one the header's '# causes:' did not name).
+    std::map<std::pair<std::string_view, bool>, int> known;
     for (size_t r = 0; r < table.rows.size(); ++r) {
-      const std::string key = SiteSignatureKey(table.rows[r]);
-      if (key.empty()) continue;
-      sig[r] = FindSignature(SiteSignatureId(table.project, key));
-      if (sig[r] < 0)
-        site_faults_.push_back({table.file, table.rows[r].line,
-                                "the header's '# causes:' does not name '" + key + "'"});
+      const SiteRow& row = table.rows[r];
+      auto [it, fresh] = known.try_emplace({row.cause, row.hint}, -1);
+      if (fresh) {
+        const std::string key = SiteSignatureKey(row);
+        if (!key.empty()) {
+          const int found = FindSignature(SiteSignatureId(table.project, key));
+          it->second = found >= 0 ? found : -2;
+        }
+      }
+      if (it->second == -2) {
+        site_faults_.push_back({table.file, row.line,
+                                "the header's '# causes:' does not name '" + SiteSignatureKey(row) + "'"});
+        continue;
+      }
+      sig[r] = it->second;
     }
   }
 }

@@ -1,8 +1,14 @@
 // Error-site tables: parsing and the matcher over kept lines.
 #include "triage/core/sites.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <unordered_map>
 
 #include "literal_scanner.h"
@@ -112,12 +118,19 @@ std::pair<std::string_view, bool> SplitSiteSignatureKey(std::string_view key) {
 
 SiteTable ParseSiteTable(const std::string& file, std::string bytes,
                          std::vector<std::pair<int, std::string>>& faults, bool header_only) {
+  auto owned = std::make_shared<const std::string>(std::move(bytes));
+  const std::string_view view = *owned;
+  return ParseSiteTable(file, std::move(owned), view, faults, header_only);
+}
+
+SiteTable ParseSiteTable(const std::string& file, std::shared_ptr<const void> owner, std::string_view bytes,
+                         std::vector<std::pair<int, std::string>>& faults, bool header_only) {
   SiteTable t;
   t.file = file;
-  t.text = std::make_shared<const std::string>(std::move(bytes));
+  t.text = std::move(owner);
   t.unescaped = std::make_shared<std::deque<std::string>>();
   t.all_pieces = std::make_shared<std::vector<std::string_view>>();
-  std::string_view text = *t.text;
+  std::string_view text = bytes;
   std::vector<std::pair<size_t, size_t>> piece_range;  // per row: first piece, count
   int n = 0;
   bool header = true;
@@ -172,6 +185,7 @@ SiteTable ParseSiteTable(const std::string& file, std::string bytes,
                                        std::to_string(kMinConstant) + " in all are needed)");
       continue;
     }
+    row.constant_bytes = constant;
     row.line = n;
     t.rows.push_back(row);
     piece_range.emplace_back(first, t.all_pieces->size() - first);
@@ -189,11 +203,66 @@ SiteTable ParseSiteTable(const std::string& file, std::string bytes,
   return t;
 }
 
+namespace {
+
+// A read-only mapping of a whole file, unmapped with its last holder.
+class Mapping {
+ public:
+  Mapping(void* at, size_t size) : at_(at), size_(size) {}
+  ~Mapping() { munmap(at_, size_); }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  std::string_view bytes() const { return {static_cast<const char*>(at_), size_}; }
+
+ private:
+  void* at_;
+  size_t size_;
+};
+
+}  // namespace
+
+bool MapSiteFile(const std::string& path, std::shared_ptr<const void>& owner, std::string_view& bytes) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return false;
+  }
+  const size_t size = size_t(st.st_size);
+  void* at = size > 0 ? mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : MAP_FAILED;
+  if (at != MAP_FAILED) {
+    close(fd);
+    auto mapping = std::make_shared<const Mapping>(at, size);
+    bytes = mapping->bytes();
+    owner = std::move(mapping);
+    return true;
+  }
+  // Empty, or not mappable (a pipe-like file system): read it.
+  auto text = std::make_shared<std::string>();
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t got = read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      close(fd);
+      if (got < 0) return false;
+      break;
+    }
+    text->append(buf, size_t(got));
+  }
+  bytes = *text;
+  owner = std::move(text);
+  return true;
+}
+
 namespace detail {
 
 struct SiteMatcher::Impl {
   LiteralScanner scanner;
-  std::vector<std::vector<uint32_t>> literal_rows;  // literal -> rows (into rows_)
+  // The rows (into rows_) of literal i: row_index[row_start[i] .. row_start[i + 1]].
+  std::vector<uint32_t> row_start;
+  std::vector<uint32_t> row_index;
 };
 
 namespace {
@@ -210,19 +279,20 @@ bool ShowsPieces(std::string_view text, std::span<const std::string_view> pieces
   return true;
 }
 
-size_t ConstantBytes(const SiteRow& r) {
-  size_t n = 0;
-  for (const auto& p : r.pieces) n += p.size();
-  return n;
-}
-
 }  // namespace
 
 SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
                          const std::vector<std::vector<int>>& row_signature)
     : impl_(std::make_unique<Impl>()) {
-  std::vector<std::string> literals;
+  size_t total = 0;
+  for (const auto& t : tables) total += t.rows.size();
+  std::vector<std::string_view> literals;
+  std::vector<uint32_t> literal_of;  // by row (into rows_)
   std::unordered_map<std::string_view, uint32_t> index;
+  index.reserve(total);
+  literal_of.reserve(total);
+  rows_.reserve(total);
+  row_of_.reserve(total);
   for (size_t t = 0; t < tables.size(); ++t) {
     for (size_t r = 0; r < tables[t].rows.size(); ++r) {
       const SiteRow& row = tables[t].rows[r];
@@ -232,15 +302,19 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
         if (p.size() > longest.size()) longest = p;
       if (longest.size() < kMinPiece) continue;
       auto [it, fresh] = index.emplace(longest, uint32_t(literals.size()));
-      if (fresh) {
-        literals.emplace_back(longest);
-        impl_->literal_rows.emplace_back();
-      }
-      impl_->literal_rows[it->second].push_back(uint32_t(rows_.size()));
+      if (fresh) literals.push_back(longest);
+      literal_of.push_back(it->second);
       rows_.push_back({t, r});
       row_of_.push_back(&row);
     }
   }
+  // Each literal's rows, in row order (a counting sort).
+  impl_->row_start.assign(literals.size() + 1, 0);
+  for (uint32_t lit : literal_of) ++impl_->row_start[lit + 1];
+  for (size_t i = 1; i < impl_->row_start.size(); ++i) impl_->row_start[i] += impl_->row_start[i - 1];
+  impl_->row_index.resize(literal_of.size());
+  std::vector<uint32_t> next(impl_->row_start.begin(), impl_->row_start.end() - 1);
+  for (uint32_t k = 0; k < literal_of.size(); ++k) impl_->row_index[next[literal_of[k]]++] = k;
   impl_->scanner = LiteralScanner(literals, std::vector<uint8_t>(literals.size(), 1));
 }
 
@@ -252,9 +326,10 @@ bool SiteMatcher::Best(std::string_view text, Match& out) const {
   uint32_t best = 0;
   size_t best_bytes = 0;
   impl_->scanner.ForEach(text, [&](size_t lit) {
-    for (uint32_t k : impl_->literal_rows[lit]) {
+    for (uint32_t i = impl_->row_start[lit]; i < impl_->row_start[lit + 1]; ++i) {
+      const uint32_t k = impl_->row_index[i];
       const SiteRow* row = row_of_[k];
-      const size_t bytes = ConstantBytes(*row);
+      const size_t bytes = row->constant_bytes;
       // More constant text is a closer fit; on a tie an error before a hint, then the first
       // table and row (file order).
       if (found && bytes < best_bytes) continue;

@@ -35,6 +35,7 @@ struct SiteRow {
   bool hint = false;
   std::string_view cause;   // a taxonomy id or "unclassified"
   std::span<const std::string_view> pieces;  // the form's constant text, split where it had `{*}`
+  size_t constant_bytes = 0;  // the pieces' bytes in all
   int line = 0;             // line of the table file
 };
 
@@ -49,9 +50,10 @@ struct SiteTable {
   // read. Empty when the header has none (the rows are then read at once).
   std::vector<std::string> signature_keys;
   std::vector<SiteRow> rows;
-  // What the rows' views point into: the file's bytes, the columns that had escapes, unescaped,
-  // and every row's pieces in row order. Held by pointer, so that moving a table moves no byte.
-  std::shared_ptr<const std::string> text;
+  // What the rows' views point into: the file's bytes (whatever holds them: a string, a
+  // mapping of the file), the columns that had escapes, unescaped, and every row's pieces in row
+  // order. Held by pointer, so that moving a table moves no byte.
+  std::shared_ptr<const void> text;
   std::shared_ptr<std::deque<std::string>> unescaped;
   std::shared_ptr<std::vector<std::string_view>> all_pieces;
 };
@@ -67,6 +69,14 @@ std::pair<std::string_view, bool> SplitSiteSignatureKey(std::string_view key);
 // left out. With `header_only`, stops at the first row.
 SiteTable ParseSiteTable(const std::string& file, std::string text,
                          std::vector<std::pair<int, std::string>>& faults, bool header_only = false);
+// The same over `bytes`, which `owner` keeps alive for as long as the table lives.
+SiteTable ParseSiteTable(const std::string& file, std::shared_ptr<const void> owner, std::string_view bytes,
+                         std::vector<std::pair<int, std::string>>& faults, bool header_only = false);
+
+// A table file's bytes, mapped read-only (read into memory where it cannot be mapped), and what
+// keeps them: a table of megabytes is then neither zero-filled nor copied. False when it
+// cannot be read.
+bool MapSiteFile(const std::string& path, std::shared_ptr<const void>& owner, std::string_view& bytes);
 
 // A form's constant pieces, in order ("Unknown method: {*} for {*}" -> "Unknown method: ",
 // " for "); empty pieces dropped.
