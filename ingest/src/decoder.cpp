@@ -266,6 +266,28 @@ size_t ParseClock(std::string_view s, size_t i, Envelope* env) {
 }
 
 // ISO 8601 date-time at s[i]: YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|+hh:mm|+hhmm].
+// trantor's (drogon, cortex.cpp) "YYYYMMDD HH:MM:SS[.ffffff]", read into the ISO form.
+size_t ParseCompactDate(std::string_view s, size_t i, Envelope& env) {
+  if (i > s.size() || s.size() - i < 17 || !Digits(s, i, 8) || s[i + 8] != ' ') return npos;
+  const char* p = s.data() + i;
+  const bool clock = IsDigit(p[9]) && IsDigit(p[10]) && p[11] == ':' && IsDigit(p[12]) && IsDigit(p[13]) &&
+                     p[14] == ':' && IsDigit(p[15]) && IsDigit(p[16]);
+  if (!clock || (p[4] != '0' && p[4] != '1') || (p[6] > '3')) return npos;
+  char iso[19] = {p[0], p[1], p[2], p[3], '-', p[4], p[5], '-', p[6], p[7], 'T'};
+  std::memcpy(iso + 11, p + 9, 8);
+  std::memcpy(env.time, iso, 19);
+  env.time_len = 19;
+  size_t e = i + 17;
+  if (At(s, e, '.') && e + 1 < s.size() && IsDigit(s[e + 1])) {
+    const size_t frac = e + 1;
+    for (e = frac; e < s.size() && IsDigit(s[e]);) ++e;
+    env.TimeChar('.');
+    env.TimeAppend(s.substr(frac, e - frac));
+  }
+  env.header = true;
+  return e;
+}
+
 size_t ParseIso(std::string_view s, size_t i, Envelope& env) {
   // "YYYY-MM-DD?HH:MM:SS" has a fixed width: checked in place, then copied in two pieces (this
   // runs on most lines of most logs, JSON lines' time fields included).
@@ -380,6 +402,22 @@ size_t AfterIso(std::string_view s, size_t e, Envelope& env) {
   }
   size_t w = SkipOne(s, e);
   if (w == e) return e;
+  // trantor's (drogon, cortex.cpp): "<ts> UTC <thread id> LEVEL message - file.cc:12".
+  if (StartsWithAt(s, w, "UTC ") || StartsWithAt(s, w, "GMT ")) {
+    size_t t = w + 4;
+    size_t d = t;
+    while (d < s.size() && IsDigit(s[d])) ++d;
+    if (d > t && At(s, d, ' ')) {
+      const size_t le = WordEnd(s, d + 1);
+      if (le > d + 1 && At(s, le, ' ')) {
+        if (Level lvl = LevelName(s.substr(d + 1, le - d - 1), true)) {
+          env.SetLevel(lvl);
+          env.TimeChar('Z');  // the zone word says so
+          return SkipAll(s, le);
+        }
+      }
+    }
+  }
   // A level word after the timestamp (zap's "info", Ray's "INFO", "[ERROR]" handled by the loop).
   size_t we = WordEnd(s, w);
   if (we > w && (we == s.size() || IsSpace(s[we]) || s[we] == ':')) {
@@ -814,6 +852,7 @@ struct Decoder::Impl {
         next = ParseParen(s, p, env);
       } else if (IsDigit(c)) {
         next = ParseIso(s, p, env);
+        if (next == npos) next = ParseCompactDate(s, p, env);
         if (next != npos) next = AfterIso(s, next, env);
         if (next == npos) next = ParseCompose(s, p, NameEnd(s, p), env);
       } else if (IsUpper(c)) {

@@ -126,6 +126,21 @@ TEST(Decoder, Loguru) {
   EXPECT_EQ(d.line.message, "worker crashed");
 }
 
+TEST(Decoder, TrantorCompactDateZoneThreadAndLevel) {
+  // drogon/trantor (cortex.cpp under Jan): "YYYYMMDD HH:MM:SS.ffffff UTC <thread> LEVEL msg - file:line"
+  auto d = DecodeOne("20241128 03:48:41.743000 UTC 21264 ERROR Could not load engine - server.cc:299");
+  EXPECT_EQ(d.line.time.value_or(""), "2024-11-28T03:48:41.743000Z");
+  EXPECT_EQ(d.line.level.value_or(""), "ERROR");
+  EXPECT_EQ(d.line.message, "Could not load engine - server.cc:299");
+}
+
+TEST(Decoder, EightDigitsThatAreNoDateStayText) {
+  // A number of eight digits with no clock after it is no date.
+  auto d = DecodeOne("20241128 requests served");
+  EXPECT_FALSE(d.line.time);
+  EXPECT_EQ(d.line.message, "20241128 requests served");
+}
+
 TEST(Decoder, PythonLoggingDefaultFormat) {
   auto d = DecodeOne("2025-06-01 00:00:02,418 - train - INFO - step 51944/250000 | loss 4.3458");
   EXPECT_EQ(d.line.time.value_or(""), "2025-06-01T00:00:02.418");

@@ -1,0 +1,74 @@
+// Pasted fragments: the few lines a user pastes when asking for help, each in the words and
+// format of the program that prints them (the sources named beside each), read through the whole
+// pipeline with the shipped rules. A fragment that ends in an error is a failure (TAXONOMY.md,
+// "Fragments"); its first root cause must be the kind its program's message means, and a
+// fragment whose last word is a warning of a program that goes on is no incident.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "test_util.h"
+
+namespace triage::core {
+namespace {
+
+struct Paste {
+  const char* kind;   // what the fragment shows, for the failure message
+  const char* text;
+  const char* cause;  // taxonomy id of the first root cause, or "" for no incident
+};
+
+const Paste kPastes[] = {
+    // CTranslate2's CUDA_CHECK and CUBLAS_CHECK (include/ctranslate2/cuda/utils.h): the runtime's
+    // error string, or the cuBLAS status name, after its own words.
+    {"CTranslate2 CUDA_CHECK, out of memory", "RuntimeError: CUDA failed with error out of memory\n", "cuda.oom"},
+    {"CTranslate2 CUBLAS_CHECK, no kernel for the type",
+     "RuntimeError: cuBLAS failed with status CUBLAS_STATUS_NOT_SUPPORTED\n", "lib.arch_unsupported"},
+    // cuDNN 9's loader, when a sub-library it opened lacks an entry point; cuDNN 8's, when it finds
+    // no sub-library
+    {"cuDNN 9 symbol load", "Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor\n",
+     "native.lib_not_found"},
+    {"cuDNN 8 library locate", "Could not locate zlibwapi.dll. Please make sure it is in your PATH.\n",
+     "native.lib_not_found"},
+    // trantor's log format (drogon; cortex.cpp under Jan): compact date, zone, thread id, level
+    {"trantor ERROR line, engine library",
+     "20241128 03:48:41.743000 UTC 21264 ERROR Could not load engine: Could not load library "
+     "\"C:\\app\\engines\\engine.dll\" - server.cc:299\n",
+     "native.lib_not_found"},
+    // Linux before 4.19, mem_cgroup_print_oom_info
+    {"memory cgroup OOM, old kernel",
+     "[Thu Mar 20 21:01:25 2025] Task in /docker/6b45 killed as a result of limit of /docker/6b45\n"
+     "[Thu Mar 20 21:01:25 2025] Mem-Info:\n",
+     "host.oom_killed"},
+    // gguf-py's IntEnum lookup of a code it does not know
+    {"gguf reader older than the file", "ValueError: 17 is not a valid GGMLQuantizationType\n",
+     "engine.model_unsupported"},
+    // the same enum words of another type are no file format's
+    {"an enum of the program's own", "ValueError: 17 is not a valid Color\n", "unclassified"},
+};
+
+TEST(Pastes, EachFragmentIsClassifiedAsItsProgramsWordsSay) {
+  auto rules = testing::ShippedRules();
+  ASSERT_TRUE(rules);
+  for (const Paste& p : kPastes) {
+    const auto incidents = testing::AnalyzeWholeText(rules, p.text, "paste.log");
+    const std::string got = incidents.empty() || incidents[0].causes.empty()
+                                ? ""
+                                : rules->TaxonomyIdOf(incidents[0].causes[0].cause);
+    EXPECT_EQ(got, p.cause) << p.kind << ":\n" << p.text;
+  }
+}
+
+TEST(Pastes, AWarningFollowedByWorkIsNoIncident) {
+  auto rules = testing::ShippedRules();
+  ASSERT_TRUE(rules);
+  const std::string text =
+      "20241128 03:48:41.743000 UTC 21264 WARN Could not load engine: Could not load library "
+      "\"C:\\app\\engines\\engine.dll\" - server.cc:299\n"
+      "20241128 03:48:42.001000 UTC 21264 INFO Server started, listening at: 127.0.0.1:39291 - main.cc:80\n"
+      "20241128 03:48:42.002000 UTC 21264 INFO Please load your model - main.cc:81\n";
+  EXPECT_TRUE(testing::AnalyzeWholeText(rules, text, "svc.log").empty());
+}
+
+}  // namespace
+}  // namespace triage::core
