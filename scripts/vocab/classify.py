@@ -222,7 +222,8 @@ RULES = [
                 r"number of (?:available |visible )?(?:GPUs|CUDA devices) \(?\{?\*?\}?\)? ?(?:is )?(?:less|smaller|fewer) than")),
     ("native.undefined_symbol", "undefined symbol / symbol lookup error",
      dict(words=r"undefined symbol|symbol lookup error|version [`'](?:GLIBC|GLIBCXX|CXXABI)_[\d.]+[`'] not found|"
-                r"procedure entry point .{0,80} could not be located")),
+                r"procedure entry point .{0,80} could not be located|"
+                r"(?:cannot|could not|couldn't|unable to|failed to) (?:load|find|resolve) symbol \S+ (?:from|in) (?:the )?(?:shared )?library")),
     ("native.lib_not_found", "a shared library cannot be loaded",
      dict(words=r"cannot open shared object file|error while loading shared libraries|"
                 r"(?:could not|couldn't|unable to|failed to|cannot|can't|can not) (?:load|open|find|locate|dlopen) "
@@ -231,7 +232,8 @@ RULES = [
                 r"(?:not found|cannot|could not|couldn't|failed|unable) (?:to )?(?:load|open|find)\b.{0,40}\blib[\w+-]*\.(?:so|dylib)\b|"
                 r"\.dll\b.{0,40}(?:not found|could not|failed)|\bdlopen\b.{0,60}(?:fail|error)|"
                 r"LoadLibrary(?:Ex)?\w* failed|Could not load dynamic library|DLL load failed|"
-                r"specified module could not be found|no such (?:shared )?library|library not loaded")),
+                r"specified module could not be found|no such (?:shared )?library|library not loaded|"
+                r"\blibrary \S+ (?:is )?not found or cannot be loaded")),
     ("cuda.oom", "CUDA out of memory / an allocation on the device failed",
      dict(words=r"CUDA out of memory|OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|"
                 r"CUDNN_STATUS_ALLOC_FAILED|hipErrorOutOfMemory|"
@@ -361,6 +363,7 @@ RULES = [
                 r"(?:could not|cannot|unable to|failed to) (?:find|locate) (?:nvcc|the CUDA compiler|a CUDA installation|CUDA_HOME)|"
                 r"Error building extension|Ninja is required|\bninja\b.{0,40}(?:failed|not found|not available|required|error)|"
                 r"\bptxas\b.{0,40}(?:error|fatal|failed)|NVRTC_ERROR|\bnvrtc\b.{0,40}(?:error|failed)|"
+                r"\bnvlink exited with|\blibdevice\b.{0,60}not found|"
                 r"(?:gcc|g\+\+|clang\+?\+?|host compiler|C\+\+ compiler|C compiler|cc1plus|MSVC|cl\.exe)\b.{0,40}"
                 r"(?:not found|failed|unsupported|not supported|returned non-zero|is required|missing)|"
                 r"unsupported GNU version|fatal error: [\w/.-]+\.(?:h|hpp|cuh): No such file|Python\.h|"
@@ -427,7 +430,9 @@ RULES = [
                 r"\bsm_?\d+\w* (?:or (?:newer|higher|above|later)|\+|and (?:newer|above|later))|"
                 r"Ampere (?:GPUs? )?or (?:newer|later)|Hopper (?:GPUs? )?or (?:newer|later)|"
                 r"(?:GPU|device) (?:is )?too old|older GPUs? (?:is|are) not supported|"
-                r"(?:for|on) (?:Volta|Turing|Pascal|Maxwell|Kepler)(?: (?:and|or) (?:Volta|Turing|Pascal|Maxwell|Kepler))? GPUs",
+                r"(?:for|on) (?:Volta|Turing|Pascal|Maxwell|Kepler)(?: (?:and|or) (?:Volta|Turing|Pascal|Maxwell|Kepler))? GPUs|"
+                r"(?:not support(?:ed)?|unsupported|does not support|doesn't support)\b.{0,20}\b(?:CUDA|GPU|compute) "
+                r"arch(?:itecture)?s? ?(?:<|<=|below|lower than|older than) ?\d",
           unless=r"requires? (?:CUDA|nvcc|the CUDA toolkit|a CUDA toolkit)\b|\bCUDA (?:>=|version)|"
                  r"(?:must|should) be (?:one of|between|in)\b")),
 
@@ -468,9 +473,10 @@ RULES = [
                  r"(?: to| version|\s*(?:>=|==|<)|\s*$|\.|,| or)|"
                  r"(?:incompatible|mismatch(?:ed|ing)?|conflicting) " + PKG + r" versions?|"
                  r"is only compatible with " + PKG + r"|jaxlib version|"
-                 r"(?:not supported|not available|unavailable) (?:in|with) (?:your|this|the installed) version of " + PKG),
+                 r"(?:not supported|not available|unavailable) (?:in|with) (?:your|this|the installed) version of " + PKG + r"|"
+                 r"(?:requires?|required|needs?)\s+" + PKG + r"\s*\{\*\},? but (?:found|got|have|has|is)\b"),
           unless=r"\bdriver\b|gguf|ggml|file format|format version|protocol|schema|opset|\bIR version|serializ|"
-                 r"\bplan\b|checkpoint version|\bmodel\b|\bparse\b")),
+                 r"\bplan\b|checkpoint version|\bmodel\b|\bparse\b|\bnot installed\b")),
     ("python.module_missing", "a package is not installed",
      dict(words=r"\bis not installed\b|are not installed|\bnot installed\b|(?:is|are) required but (?:not installed|not found|missing)|"
                 r"requires? (?:the )?[\w.-]+ (?:package|library|module|extra)\b|"
@@ -485,11 +491,13 @@ RULES = [
     ("cuda.oom", "out of memory in device code",
      dict(words=r"out of memory|\bOOM\b|failed to allocate|allocation failed|cannot allocate|insufficient memory|not enough memory",
           path=DEVICE_PATHS,
-          unless=r"host memory|pinned|\bCPU\b|\bRAM\b|system memory|shared memory|out of range")),
+          unless=r"host memory|pinned|\bCPU\b|\bRAM\b|system memory|shared memory|out of range|\bregisters?\b|"
+                 r"\bmust (?:provide|specify|pass)\b")),
     ("cuda.oom", "out of memory, naming the device",
      dict(words=(r"out of memory|\bOOM\b|insufficient memory|not enough memory|failed to allocate|allocation failed",
                  r"\bGPU\b|\bCUDA\b|\bdevice\b|\bVRAM\b|\bTPU\b|\bcuda:\d|\bhip\b|\bROCm\b|Metal|Vulkan"),
-          unless=r"host memory|pinned|\bCPU\b|\bRAM\b|system memory|shared memory|out of range|\bHBM\b")),
+          unless=r"host memory|pinned|\bCPU\b|\bRAM\b|system memory|shared memory|out of range|\bHBM\b|"
+                 r"\bregisters?\b|\bmust (?:provide|specify|pass)\b")),
     ("nccl.failure", "a communication failure in distributed code",
      dict(words=r"timed? ?out (?:waiting|connecting|after|while)|timeout (?:waiting|while|connecting|expired)|"
                 r"connection (?:refused|reset|closed|lost|failed)|failed to connect|(?:host|peer|address|network) unreachable|"

@@ -322,6 +322,40 @@ CASES = [
                         exc="std::runtime_error"), "unclassified"),
     ("ci_scripts", row("ci/torch_latest.py:174", "raise ValueError", "test selection is not readable UTF-8",
                        exc="ValueError"), "unclassified"),
+    # libraries loaded by hand (CTranslate2's stubs), symbols missing from them
+    ("ctranslate2", row("src/cuda/nccl_stub.cc:37", "throw std::runtime_error",
+                        "Library {*} is not found or cannot be loaded", exc="std::runtime_error",
+                        template='"Library " + std::string(NCCL_LIBNAME) + " is not found or cannot be loaded"'),
+     "native.lib_not_found"),
+    ("ctranslate2", row("src/cuda/cublas_stub.cc:30", "throw std::runtime_error",
+                        "Cannot load symbol {*} from library", exc="std::runtime_error"), "native.undefined_symbol"),
+    # a package said to be missing, with the version to install: missing, not a version conflict
+    ("tensorrt_llm", row("tensorrt_llm/profiler.py:44", "logger.warning",
+                         "A required package 'pynvml' is not installed. Will not monitor the device memory usages. "
+                         "Please install the package first, e.g, 'pip install pynvml>=11.5.0'.", level="hint"),
+     "python.module_missing"),
+    # a version requirement whose specifier is a placeholder
+    ("lmdeploy", row("lmdeploy/pytorch/check_env/transformers.py:18", "logger.warning",
+                     "LMDeploy requires transformers{*}, but found transformers=={*}.", level="hint"),
+     "python.version_conflict"),
+    # register allocation is not device memory; advice that names OOM is not an OOM
+    ("xla", row("xla/stream_executor/cuda/cuda_executor.cc:231", "absl::ResourceExhaustedError",
+                "[{*}] Failed to load PTX text as a module (register allocation failed): {*}", exc="ResourceExhausted"),
+     "unclassified"),
+    ("ray", row("python/ray/data/dataset.py:701", "raise ValueError",
+                "You must provide `batch_size` to `map_batches` when requesting GPUs. The optimal batch size depends "
+                "on the model, data, and GPU used. We recommend using the largest batch size that doesn't result in "
+                "your GPU device running out of memory.", exc="ValueError"), "unclassified"),
+    # the CUDA toolkit's device linker and libdevice, which XLA's GPU compiler needs at run time
+    ("xla", row("xla/service/gpu/llvm_gpu_backend/nvptx_backend.cc:113", "absl::NotFoundError",
+                "libdevice is required by this HLO module but was not found at {*}", exc="NotFound"),
+     "jit.build_failed"),
+    ("xla", row("xla/stream_executor/cuda/subprocess_compilation.cc:548", "absl::InternalError",
+                "nvlink exited with non-zero error code {*}, output: {*}", exc="Internal"), "jit.build_failed"),
+    # an architecture gate written as a CUDA arch number
+    ("ctranslate2", row("src/ops/awq/gemm.cc:17", "throw std::runtime_error",
+                        "AWQ Gemm does not support for cuda arch < 7.5", exc="std::runtime_error"),
+     "lib.arch_unsupported"),
 ]
 
 # One row for each entry of exceptions.tsv (by its reason's first words): the entry must still
@@ -338,6 +372,8 @@ EXCEPTION_SAMPLES = {
         "megatron/core/inference/engines/dynamic_engine.py:790", "logger.warning",
         "Requested InferenceCoordinator port {*} but got port {*} instead. This happens if the request port is "
         "already in use.", level="hint"), "unclassified"),
+    "ExLlamaV2Config reads a model's config.json": ("exllamav2", row(
+        "exllamav2/config.py:367", "assert", "'factor' missing from 'rope_scaling' config"), "unclassified"),
 }
 
 
