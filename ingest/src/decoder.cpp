@@ -288,6 +288,23 @@ size_t ParseCompactDate(std::string_view s, size_t i, Envelope& env) {
   return e;
 }
 
+// cbang's logger (Folding@home's client): "HH:MM:SS:<level letter><thread, up to 3>:message".
+// The clock has no date; only the level is taken.
+size_t ParseClockLevel(std::string_view s, size_t i, Envelope& env) {
+  if (i > s.size() || s.size() - i < 11) return npos;
+  const char* p = s.data() + i;
+  const bool clock = IsDigit(p[0]) && IsDigit(p[1]) && p[2] == ':' && IsDigit(p[3]) && IsDigit(p[4]) &&
+                     p[5] == ':' && IsDigit(p[6]) && IsDigit(p[7]) && p[8] == ':';
+  if (!clock) return npos;
+  const Level lvl = LevelLetter(p[9]);
+  if (!lvl) return npos;
+  size_t e = i + 10;
+  while (e < s.size() && e < i + 14 && (IsDigit(s[e]) || s[e] == ' ')) ++e;
+  if (!At(s, e, ':')) return npos;
+  env.SetLevel(lvl);
+  return e + 1;
+}
+
 size_t ParseIso(std::string_view s, size_t i, Envelope& env) {
   // "YYYY-MM-DD?HH:MM:SS" has a fixed width: checked in place, then copied in two pieces (this
   // runs on most lines of most logs, JSON lines' time fields included).
@@ -856,6 +873,7 @@ struct Decoder::Impl {
         next = ParseIso(s, p, env);
         if (next == npos) next = ParseCompactDate(s, p, env);
         if (next != npos) next = AfterIso(s, next, env);
+        if (next == npos && p == 0) next = ParseClockLevel(s, p, env);
         if (next == npos) next = ParseCompose(s, p, NameEnd(s, p), env);
       } else if (IsUpper(c)) {
         next = ParseSyslog(s, p, env);

@@ -134,6 +134,15 @@ TEST(Decoder, TrantorCompactDateZoneThreadAndLevel) {
   EXPECT_EQ(d.line.message, "Could not load engine - server.cc:299");
 }
 
+TEST(Decoder, CbangClockAndLevelLetter) {
+  // Folding@home's client: "HH:MM:SS:<level><thread>:message"
+  auto d = DecodeOne("14:21:54:W  :CUDA not supported: failed to open dynamic library 'libcuda.so'");
+  EXPECT_EQ(d.line.level.value_or(""), "WARNING");
+  EXPECT_EQ(d.line.message, "CUDA not supported: failed to open dynamic library 'libcuda.so'");
+  EXPECT_EQ(DecodeOne("14:21:55:I1:Connecting to assign1.foldingathome.org").line.level.value_or(""), "INFO");
+  EXPECT_FALSE(DecodeOne("14:21:55 the clock alone").line.level);
+}
+
 TEST(Decoder, EightDigitsThatAreNoDateStayText) {
   // A number of eight digits with no clock after it is no date.
   auto d = DecodeOne("20241128 requests served");
