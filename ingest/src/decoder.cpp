@@ -774,9 +774,7 @@ bool NcclLevel(std::string_view s, Envelope& env) {
   size_t we = WordEnd(s, w);
   Level lvl = LevelName(s.substr(w, we - w), true);
   if (!lvl) return false;
-  // NCCL has no ERROR: WARN is what its failures print (debug.h's WARN(), the "NCCL WARN Cuda
-  // failure", "NCCL WARN Call to connect returned"), INFO everything else.
-  env.SetLevel(lvl == kWarning ? kError : lvl);
+  env.SetLevel(lvl);
   return true;
 }
 

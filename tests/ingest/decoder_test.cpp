@@ -170,9 +170,8 @@ TEST(Decoder, ZapTabSeparatedLowercaseLevel) {
 }
 
 TEST(Decoder, NcclLineCarriesLevel) {
-  // NCCL's WARN is its error level (it has no other): what its failures print.
   auto d = DecodeOne("gpu-node-16:5294:5410 [2] NCCL WARN Missing \"iommu=pt\"");
-  EXPECT_EQ(d.line.level.value_or(""), "ERROR");
+  EXPECT_EQ(d.line.level.value_or(""), "WARNING");
   EXPECT_EQ(d.line.message, "gpu-node-16:5294:5410 [2] NCCL WARN Missing \"iommu=pt\"");
   EXPECT_EQ(DecodeOne("gpu-node-16:5294:5410 [2] NCCL INFO Bootstrap : Using eth0").line.level.value_or(""), "INFO");
 }

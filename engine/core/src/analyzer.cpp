@@ -818,11 +818,6 @@ bool Analyzer::has_open_incident() const { return !impl_->windows.empty(); }
 bool Analyzer::wants_benign() const {
   for (const auto& w : impl_->windows)
     if (!w.definitive) return true;
-  // An error line that may yet end its source (EndSource) is a failure only if no line after it
-  // shows the process at work.
-  const auto& sigs = impl_->rules->signatures();
-  for (auto p = impl_->pending.rbegin(); p != impl_->pending.rend(); ++p)
-    if (!p->low_level && !sigs[size_t(p->rec.hit.signature)].hint) return true;
   return false;
 }
 
