@@ -2,11 +2,14 @@
 """Writes one error-site table, rules/sites/<project>.tsv, from a project's source.
 
     scripts/vocab/build_table.py PROJECT REPO SOURCE [--release TAG] [--commit SHA]
-                                 [--under DIR ...] [--out FILE]
+                                 [--under DIR ...] [--exclude GLOB ...] [--out FILE]
 
 SOURCE is a checkout (a folder) or a bare git folder (its HEAD is read through `git archive`).
 Release and commit are read from SOURCE's git when not given (`git describe --tags`, HEAD).
 --under limits the extraction to folders of the tree (PyTorch: c10 aten torch).
+--exclude leaves out more files or folders, as extract.py's --exclude (globs matched against
+"/" + the path under each --under folder, and against the file's name): files a snapshot changed
+from its release, vendored code the default excludes do not know; say so in the --commit text.
 
 Every site that scripts/vocab/extract.py finds becomes one row per form, classified by
 scripts/vocab/classify.py (its procedure: scripts/vocab/CLASSIFICATION.md). The engine reads the
@@ -99,6 +102,7 @@ def main():
     ap.add_argument("--release")
     ap.add_argument("--commit")
     ap.add_argument("--under", nargs="*", default=[])
+    ap.add_argument("--exclude", nargs="*", default=[])
     ap.add_argument("--out")
     ap.add_argument("--manifest", help="SOURCE is part of a tree: a file of lines 'path<TAB>commit' "
                     "naming each file and the commit it was read at (written into the header)")
@@ -118,7 +122,7 @@ def main():
             tree = tmp
         sites = []
         for sub in (a.under or ["."]):
-            part = extract.extract_tree(os.path.join(tree, sub))
+            part = extract.extract_tree(os.path.join(tree, sub), excludes=a.exclude)
             for s in part:
                 if sub != ".":
                     s["origin"] = os.path.normpath(os.path.join(sub, s["origin"]))

@@ -99,7 +99,8 @@ ENV_NAME_RE = re.compile(
     r"HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES)\b")
 # Constants that look like environment variables but are not.
 NOT_ENV_RE = re.compile(r"_(?:CHECK|ASSERT|ERROR|STATUS|SUCCESS|WARN|VERSION_CODE)\w*$|^TORCH_(?:CHECK|INTERNAL)|"
-                        r"^NCCL_(?:FLOAT|INT|UINT|BFLOAT|HALF|DOUBLE|SUM|PROD|MAX|MIN|AVG)\w*$")
+                        r"^NCCL_(?:FLOAT|INT|UINT|BFLOAT|HALF|DOUBLE|SUM|PROD|MAX|MIN|AVG)\w*$|"
+                        r"^RAY_PREDICT_(?:TRUE|FALSE)$")
 KNOWN_SETTINGS = (
     r"tensor[_-]parallel[_-]size|pipeline[_-]parallel[_-]size|data[_-]parallel[_-]size|"
     r"expert[_-]parallel[_-]size|max[_-]model[_-]len|max[_-]num[_-]seqs|max[_-]num[_-]batched[_-]tokens|"
@@ -523,6 +524,14 @@ RULES = [
      dict(site=r"^(?:LOG\((?:FATAL|QFATAL|DFATAL)\)|PLOG\(FATAL\)|ABSL_LOG\(FATAL\)|LOG_FATAL|GGML_ABORT|GGML_ASSERT|"
                r"(?:ABSL_)?(?:Q|D|P)?CHECK(?:_\w+)?|TF_CHECK_OK|XLA_CHECK\w*|abort|std::abort|std::terminate|__builtin_trap)\b",
           lang=r"cpp|c|cuda")),
+
+    # --- 8. A project's own error report, by project and site -----------------------------------
+    # NCCL has no ERROR level: its WARN(...) ("NCCL WARN ...") is what its failures print, and the
+    # ncclResult_t it returns with it fails the collective or the communicator. What the rules
+    # above did not decide (the guards' unclassified included) is an NCCL failure. WARNs that
+    # NCCL prints in runs that go on are reviewed exceptions (exceptions.tsv).
+    ("nccl.failure", "NCCL's WARN: its error report",
+     dict(project=r"^nccl$", site=r"^WARN$", level="error")),
 ]
 
 # ------------------------------------------------------------------------------------------

@@ -39,8 +39,11 @@ Sites recognised
           CHECK/QCHECK/PCHECK and CHECK_EQ... (ABSL_ too) when a << message follows or the file
           mentions glog/absl logging, absl::<Code>Error(...), errors::/tsl::/xla::<Code>(...) and
           `return <Code>(...)` with a string argument, ORT_THROW, ORT_ENFORCE, ORT_MAKE_STATUS,
-          ORT_NOT_IMPLEMENTED, TLLM_THROW, TLLM_CHECK_WITH_INFO, GGML_ABORT, GGML_ASSERT,
+          ORT_NOT_IMPLEMENTED, TLLM_THROW, TLLM_CHECK_WITH_INFO, TLLM_CHECK, GGML_ABORT, GGML_ASSERT,
           LLAMA_LOG_ERROR, GGML_LOG_ERROR, LOG_ERR, *_LOG_WARN and LOG_WRN (hint), NCCL's WARN,
+          Ray's RAY_CHECK, RAY_CHECK_OK, RAY_CHECK_EQ... and RAY_LOG(ERROR|FATAL) << ... (also
+          RAY_LOG_EVERY_N/_EVERY_MS/_ONCE_PER_PROCESS; calls chained to the logger, such as
+          .WithField(id), are skipped), CTranslate2's THROW_RUNTIME_ERROR and THROW_INVALID_ARGUMENT,
           fprintf(stderr, fmt, ...) whose format holds "error" (any case). Arguments: adjacent
           literals are joined (PRId64 and friends are a conversion, #x is a placeholder), + and
           << chains, c10::str/StrCat/MakeString/std::string are joined, StrFormat/fmtstr/
@@ -74,6 +77,12 @@ Prefixes that a macro prints before the message are added where they are well kn
                                  likewise TORCH_CHECK_EQ and the other comparisons
   GGML_ASSERT(cond)             "GGML_ASSERT(<cond>) failed"          (ggml_abort's text)
   ORT_ENFORCE(cond, m)          "<cond> was false. <m>"
+  TLLM_CHECK(cond)              "[TensorRT-LLM][ERROR] Assertion failed: <cond>" (throwRuntimeError)
+  RAY_CHECK(cond) << m          "Check failed: <cond> <m>"            (the sentence Ray 2.4x+ prints
+                                 before it, the same at every site, is left out)
+  RAY_CHECK_OK(s) << m          "Check failed: <s> Status not OK: {*} <m>"
+  RAY_CHECK_EQ(a, b) << m       "Check failed: RAY_PREDICT_TRUE(_left_ == _right_) {*} vs {*}<m>"
+                                 (its text names no site: dropped without a message of its own)
 <cond> is the condition as written, blanks collapsed: the preprocessor prints it so (#cond).
 Inside a #define body the condition is a macro argument and becomes {*}; a site there whose only
 constant text would be the macro's prefix is dropped (that form would match every failure of
@@ -651,8 +660,10 @@ class Scanner:
     def gap_text(self, gap):
         """Text between adjacent literals: blanks, or macros that expand to literals."""
         out = []
-        for tok in re.findall(r"\\\n|#\s*\w+|\S+", gap):
-            if tok == "\\\n":
+        # A backslash outside a literal is a line splice; a range may end right after one (the
+        # blanks up to its newline trimmed) when a literal ends a line of a #define body.
+        for tok in re.findall(r"\\\s*$|\\\n|#\s*\w+|\S+", gap):
+            if tok.startswith("\\"):
                 continue
             if tok.startswith("#") and tok != "#":
                 out.append(PH)  # a macro argument, stringized
@@ -802,11 +813,14 @@ class CppFile(Scanner):
                     "DeadlineExceeded", "PermissionDenied", "AlreadyExists", "DataLoss", "Cancelled",
                     "Unauthenticated")
     KEYWORDS = ("TORCH_", "AT_ERROR", "C10_THROW_ERROR", "ORT_", "TLLM_", "GGML_", "LLAMA_LOG_", "LOG",
-                "WARN", "fprintf", "CHECK", "ABSL_", "throw") + STATUS_CODES
+                "WARN", "fprintf", "CHECK", "ABSL_", "throw", "RAY_", "THROW_") + STATUS_CODES
     NAME_AT = re.compile(r"""(?P<name>
             TORCH_CHECK\w* | TORCH_INTERNAL_ASSERT | TORCH_WARN(?:_ONCE)? | AT_ERROR | C10_THROW_ERROR
           | ORT_THROW | ORT_ENFORCE | ORT_MAKE_STATUS | ORT_NOT_IMPLEMENTED
-          | TLLM_THROW | TLLM_CHECK_WITH_INFO
+          | TLLM_THROW | TLLM_CHECK_WITH_INFO | TLLM_CHECK
+          | THROW_RUNTIME_ERROR | THROW_INVALID_ARGUMENT
+          | RAY_CHECK_OK | RAY_CHECK(?:_(?:EQ|NE|LT|LE|GT|GE))?
+          | RAY_LOG(?:_EVERY_N|_EVERY_MS|_ONCE_PER_PROCESS)?
           | GGML_ABORT | GGML_ASSERT | LLAMA_LOG_ERROR | GGML_LOG_ERROR | LOG_ERR
           | LLAMA_LOG_WARN | GGML_LOG_WARN | LOG_WRN
           | WARN | fprintf
@@ -828,7 +842,19 @@ class CppFile(Scanner):
                  "LINALG": "c10::LinAlgError", "IF_NOT_ON_CUDA": "c10::Error",
                  "ALWAYS_SHOW_CPP_STACKTRACE": "c10::ErrorAlwaysShowCppStacktrace"}
     OPS = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
+    # Ray's RAY_CHECK (src/ray/util/logging.h) prints "Check failed: <cond> " and the streamed
+    # message; since Ray 2.4x a sentence of about 200 characters comes first ("An unexpected
+    # system state has occurred. ... Check failed: "), the same at every site: the form starts at
+    # "Check failed: ", so that it holds for older releases too and keeps its 300 characters for
+    # the site's own text. The levels of RAY_LOG that are sites (its WARNING and INFO are not).
+    RAY_CHECK_PREFIX = "Check failed: "
+    RAY_LOG_LEVELS = ("ERROR", "FATAL")
+    # TensorRT-LLM's throwRuntimeError (tensorrt_llm/common/assert.h) for TLLM_CHECK(cond).
+    TLLM_ASSERT_PREFIX = "[TensorRT-LLM][ERROR] Assertion failed: "
+    # CTranslate2's THROW_* (include/ctranslate2/utils.h): the message, thrown as this class.
+    CT2_THROW = {"THROW_RUNTIME_ERROR": "std::runtime_error", "THROW_INVALID_ARGUMENT": "std::invalid_argument"}
     EXC_NAME = re.compile(r"(?i)(error|exception|failure|fault)$")
+    METHOD_AFTER = re.compile(r"\.\s*[A-Za-z_]\w*\s*\(")
     CONCAT_CALLS = {"str", "StrCat", "MakeString", "string", "string_view", "StrAppend", "Concat"}
     PRINTF_CALLS = {"StrFormat", "fmtstr", "StringPrintf", "Sprintf", "string_format", "format_string",
                     "sprintf", "StrPrintf", "formatString", "strprintf"}
@@ -922,8 +948,16 @@ class CppFile(Scanner):
         """The `<< a << b` that follows position close, as (variants, template), or None."""
         m = self.masked
         p = close + 1
-        while p < len(m) and m[p].isspace():
-            p += 1
+        while True:
+            while p < len(m) and m[p].isspace():
+                p += 1
+            call = self.METHOD_AFTER.match(m, p)  # RAY_LOG(ERROR).WithField(id) << ...
+            if not call:
+                break
+            c = self.close_of(call.end() - 1)
+            if c < 0:
+                return None
+            p = c + 1
         if not m.startswith("<<", p):
             return None
         depth, end = 0, len(m)
@@ -1023,6 +1057,19 @@ class CppFile(Scanner):
             if len(args) >= 2:
                 add(line, name, "error", "tensorrt_llm::common::TllmException", self.tmpl(args[1:]),
                     self.fmt(args[1], "printf"))
+        elif name == "TLLM_CHECK":
+            if len(args) == 1:
+                msg = cat([self.TLLM_ASSERT_PREFIX], [self.cond(args[0], in_define)])
+                add(line, name, "error", "tensorrt_llm::common::TllmException", self.src(*args[0]),
+                    self.own(in_define, [""], msg))
+        elif name in self.CT2_THROW:
+            if args:
+                add(line, name, "error", self.CT2_THROW[name], self.tmpl(args), self.concat(args))
+        elif name.startswith("RAY_CHECK"):
+            self.ray_check(name, args, close, line, in_define)
+        elif name.startswith("RAY_LOG"):
+            if args and self.masked[args[0][0]:args[0][1]].strip() in self.RAY_LOG_LEVELS:
+                self.log(m, name, args, close, line)
         elif name == "GGML_ASSERT":
             if args:
                 msg = cat(["GGML_ASSERT("], [self.cond(args[0], in_define)], [") failed"])
@@ -1077,6 +1124,33 @@ class CppFile(Scanner):
         own = st[0] if st else [""]
         msg = cat(["Check failed: "], [self.cond(args[0], in_define)], [" "], own)
         self.ctx.add(line, name, "error", "", st[1] if st else self.src(*args[0]), self.own(in_define, own, msg))
+
+    def ray_check(self, name, args, close, line, in_define):
+        """RAY_CHECK(cond) << m, RAY_CHECK_OK(status) << m and RAY_CHECK_EQ(a, b) << m, as Ray's
+        logging.h and status.h print them. RAY_CHECK_<op> shows "RAY_PREDICT_TRUE(_left_ op _right_)"
+        and the two values, none of which names the site: without a message of its own it is
+        dropped, like a condition inside a #define."""
+        st = self.stream(close)
+        own = st[0] if st else [""]
+        template = st[1] if st else self.tmpl(args)
+        op = name.rsplit("_", 1)[-1]
+        if name == "RAY_CHECK_OK":
+            if len(args) != 1:
+                return
+            msg = cat([self.RAY_CHECK_PREFIX], [self.cond(args[0], in_define)],
+                      [" Status not OK: " + PH + " "], own)
+            self.ctx.add(line, name, "error", "", template, self.own(in_define, own, msg))
+        elif op in self.OPS:
+            if len(args) != 2:
+                return
+            msg = cat([self.RAY_CHECK_PREFIX + "RAY_PREDICT_TRUE(_left_ %s _right_) " % self.OPS[op]
+                       + PH + " vs " + PH], own)
+            self.ctx.add(line, name, "error", "", template, self.own(True, own, msg))
+        else:
+            if len(args) != 1:
+                return
+            msg = cat([self.RAY_CHECK_PREFIX], [self.cond(args[0], in_define)], [" "], own)
+            self.ctx.add(line, name, "error", "", template, self.own(in_define, own, msg))
 
     def check_op(self, line, name, op, args, close, in_define):
         st = self.stream(close)

@@ -374,6 +374,15 @@ EXCEPTION_SAMPLES = {
         "already in use.", level="hint"), "unclassified"),
     "ExLlamaV2Config reads a model's config.json": ("exllamav2", row(
         "exllamav2/config.py:367", "assert", "'factor' missing from 'rope_scaling' config"), "unclassified"),
+    "Ray's memory monitor refuses a platform": ("ray", row(
+        "src/ray/common/memory_monitor.cc:100", "RAY_CHECK",
+        "Check failed: false Memory monitor currently supports only linux"), "unclassified"),
+    "NCCL falls back to its point-to-point network": ("nccl", row(
+        "src/transport.cc:464", "WARN", "Cannot initialize CollNet, using point-to-point network instead"),
+        "unclassified"),
+    "NCCL ignores a setting it cannot use": ("nccl", row(
+        "src/transport/shm.cc:298", "WARN",
+        "Ignoring SHM locality, must be 1 (sender side) or 2 (receiver side, default)"), "unclassified"),
 }
 
 
@@ -442,6 +451,27 @@ class ClassifyCasesTest(unittest.TestCase):
         r = row("pkg/serve.py:10", "raise ValueError", "Prefix caching is only supported with flashinfer")
         self.assertEqual(classify.classify(r, "text_generation_inference")[0], "config.invalid")
         self.assertEqual(classify.classify(r, "some_kernel_library")[0], "unclassified")
+
+    def test_nccl_warn_is_an_nccl_failure(self):
+        # NCCL's WARN is its error report: what no other rule decides is nccl.failure ...
+        r = row("src/graph/search.cc:229", "WARN", "Could not find gpu rank")
+        self.assertEqual(classify.classify(r, "nccl"), ("nccl.failure", "project+site+level: NCCL's WARN: its error report"))
+        # ... the words of the other rules and the guards decide first ...
+        shm = row("src/os/linux.cc:842", "WARN", "Error while {*} shared memory segment {*} (size {*}), error: {*} ({*})")
+        self.assertEqual(classify.classify(shm, "nccl")[0], "host.shm_exhausted")
+        guard = row("src/enqueue.cc:1179", "WARN", "ncclProxyConnect: peerIndex {*} out of bounds [0, {*})")
+        self.assertEqual(classify.classify(guard, "nccl")[0], "unclassified")
+        # ... and it holds for NCCL's WARN only: not another site of NCCL, a hint, or another project.
+        self.assertEqual(classify.classify(row("src/x.cc:1", "fprintf(stderr)", "Could not find gpu rank"), "nccl")[0],
+                         "unclassified")
+        self.assertEqual(classify.classify(dict(r, level="hint"), "nccl")[0], "unclassified")
+        self.assertEqual(classify.classify(r, "llama_cpp")[0], "unclassified")
+
+    def test_ray_check_op_condition_names_no_setting(self):
+        # RAY_CHECK_EQ prints "RAY_PREDICT_TRUE(_left_ == _right_)": not a RAY_* environment variable.
+        r = row("src/ray/raylet/main.cc:235", "RAY_CHECK_NE",
+                "Check failed: RAY_PREDICT_TRUE(_left_ != _right_) {*} vs {*}Expected node ID.")
+        self.assertEqual(classify.classify(r, "ray")[0], "unclassified")
 
     def test_ray_out_of_memory_is_the_host_not_the_device(self):
         r = row("python/ray/exceptions.py:10", "raise OutOfMemoryError", "{*}", exc="OutOfMemoryError")

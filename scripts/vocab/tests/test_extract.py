@@ -45,6 +45,15 @@ EXPECTED = [
     ("csrc/ggml_nccl.c:13", "LLAMA_LOG_ERROR", "error", "", [": failed to load model from"]),
     ("csrc/ggml_nccl.c:17", "WARN", "error", "", ["Cuda failure {*} '{*}'"]),
     ("csrc/ggml_nccl.c:18", "fprintf(stderr)", "error", "", ["CUDA error: {*} at {*}:"]),
+    ("csrc/raylet.cc:8", "RAY_CHECK", "error", "", ["Check failed: port > 0 Invalid port {*} for the node manager"]),
+    ("csrc/raylet.cc:9", "RAY_CHECK", "error", "", ["Check failed: !node_id.empty()"]),
+    ("csrc/raylet.cc:10", "RAY_CHECK_OK", "error", "",
+     ["Check failed: gcs_client_->Connect(io_service_) Status not OK: {*} Failed to connect to the GCS at"]),
+    ("csrc/raylet.cc:12", "RAY_CHECK_OK", "error", "", ["Check failed: status Status not OK:"]),
+    ("csrc/raylet.cc:13", "RAY_CHECK_EQ", "error", "",
+     ["Check failed: RAY_PREDICT_TRUE(_left_ == _right_) {*} vs {*}Worker pool has {*} workers"]),
+    ("csrc/raylet.cc:17", "RAY_LOG(FATAL)", "error", "", ["Port {*} is out of the range of TCP ports"]),
+    ("csrc/raylet.cc:19", "RAY_LOG(ERROR)", "error", "", ["Failed to register node {*} with the GCS"]),
     ("csrc/runtime.cu:6", "ORT_ENFORCE", "error", "onnxruntime::OnnxRuntimeException",
      ["opset >= 7 was false. Opset {*} is not supported"]),
     ("csrc/runtime.cu:7", "ORT_THROW", "error", "onnxruntime::OnnxRuntimeException", ["Tensor {*} has no elements"]),
@@ -53,6 +62,8 @@ EXPECTED = [
      ["Size {*} must be a multiple of 16 for"]),
     ("csrc/runtime.cu:13", "TLLM_THROW", "error", "tensorrt_llm::common::TllmException",
      ["Unsupported opset {*} for the XQA kernel"]),
+    ("csrc/runtime.cu:16", "TLLM_CHECK", "error", "tensorrt_llm::common::TllmException",
+     ["[TensorRT-LLM][ERROR] Assertion failed: name != nullptr"]),
     ("csrc/status.cc:9", "CHECK", "error", "", ["Check failed: world_size > 0 world size must be positive"]),
     ("csrc/status.cc:10", "CHECK_LT", "error", "", ["Check failed: rank < world_size {*} rank out of range for"]),
     ("csrc/status.cc:13", "LOG(ERROR)", "error", "", ["Failed to initialize communicator {*} on rank"]),
@@ -63,6 +74,10 @@ EXPECTED = [
     ("csrc/status.cc:27", "errors::Internal", "error", "Internal", ["Negative allocation request: {*} bytes"]),
     ("csrc/status.cc:28", "InvalidArgument", "error", "InvalidArgument",
      ["Allocation of {*} bytes exceeds the {*} pool limit"]),
+    ("csrc/storage_view.cc:8", "THROW_RUNTIME_ERROR", "error", "std::runtime_error", ["CUDA failed with error"]),
+    ("csrc/storage_view.cc:14", "THROW_INVALID_ARGUMENT", "error", "std::invalid_argument",
+     ["current size ({*}) is not divisible by the known size ({*})"]),
+    ("csrc/storage_view.cc:18", "THROW_RUNTIME_ERROR", "error", "std::runtime_error", ["failed to allocated memory"]),
     ("pkg/quant.py:12", "raise ValueError", "error", "ValueError", ["Unknown quantization method: {*}. Choose one of"]),
     ("pkg/quant.py:18", "raise ValueError", "error", "ValueError",
      ["group_size must be a multiple of 32, got {*} for {*}-bit weights"]),
@@ -105,13 +120,13 @@ EXPECTED = [
     ("src/lib.rs:21", "tracing::warn!", "hint", "", ["Could not find tokenizer config locally"]),
 ]
 
-# Sites found and dropped: without message text (raise ValueError; a #define'd TORCH_CHECK and
-# GGML_ASSERT with the condition alone; throw std::runtime_error(e.what()); fmt.Errorf("%w", err);
-# ensure!(cond)), with too weak a form (f"Error: {value}", "Error: " + why), repeating a form of
+# Sites found and dropped: without message text (raise ValueError; a #define'd TORCH_CHECK,
+# GGML_ASSERT, RAY_CHECK and TLLM_CHECK with the condition alone; RAY_CHECK_NE without a message;
+# throw std::runtime_error(e.what()); fmt.Errorf("%w", err); ensure!(cond)), with too weak a form (f"Error: {value}", "Error: " + why), repeating a form of
 # their file (the second "group_size must be ..." and "query and key must ...").
 EXPECTED_COUNTS = {
-    "sites": len(EXPECTED), "dropped_no_text": 6, "dropped_weak": 2, "dropped_duplicate": 2,
-    "python_parse_errors": 1, "files_python": 2, "files_cpp": 4, "files_go": 1, "files_rust": 2,
+    "sites": len(EXPECTED), "dropped_no_text": 9, "dropped_weak": 2, "dropped_duplicate": 2,
+    "python_parse_errors": 1, "files_python": 2, "files_cpp": 6, "files_go": 1, "files_rust": 2,
 }
 SKIPPED_FILES = ("pkg/tests/test_quant.py", "pkg/test_helpers.py", "docs/conf.py", "csrc/kernels_test.cc",
                  "server/sched_test.go")
@@ -150,6 +165,12 @@ class FixtureTree(unittest.TestCase):
         self.assertEqual(by_origin["csrc/attention.cpp:13"],
                          '"query and key must have the same dtype, got ", q.dtype(), " and ", k.dtype()')
         self.assertEqual(by_origin["csrc/status.cc:10"], '"rank out of range for " << name')
+        # A RAY_LOG's template is its stream, after the calls chained to the logger.
+        self.assertEqual(by_origin["csrc/raylet.cc:19"], '"Failed to register node " << node_id << " with the GCS"')
+        self.assertEqual(by_origin["csrc/raylet.cc:9"], "!node_id.empty()")
+        self.assertEqual(by_origin["csrc/runtime.cu:16"], "name != nullptr")
+        self.assertEqual(by_origin["csrc/storage_view.cc:8"],
+                         '"CUDA failed with error " + std::string(cudaGetErrorString(code))')
 
     def test_forms_never_start_or_end_with_a_placeholder_and_are_strong(self):
         for r in self.rows:
@@ -186,7 +207,8 @@ class FixtureTree(unittest.TestCase):
     def test_languages_and_excludes_narrow_the_walk(self):
         rows = extract.extract_tree(FIXTURE, langs=["go"])
         self.assertEqual({r["lang"] for r in rows}, {"go"})
-        rows = extract.extract_tree(FIXTURE, langs=["cpp"], excludes=["*/status.cc", "*.cu"])
+        rows = extract.extract_tree(FIXTURE, langs=["cpp"], excludes=["*/status.cc", "*.cu", "/csrc/raylet.cc",
+                                                                        "storage_*.cc"])
         self.assertEqual({r["origin"].split(":")[0] for r in rows}, {"csrc/attention.cpp", "csrc/ggml_nccl.c"})
         with self.assertRaises(ValueError):
             extract.extract_tree(FIXTURE, langs=["java"])
