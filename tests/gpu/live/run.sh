@@ -13,7 +13,15 @@
 # torchrun's OOM and taken port, SIGABRT and SIGILL, a GPU UUID the host lacks, a 1 MiB /dev/shm,
 # NCCL without its interface, weights_only, transformers offline), @set4 the fourth (CUDA C++
 # programs: cudaMalloc too large, a kernel's illegal address, a failed assert; Triton's illegal
-# address; a package that is not installed). None given: every case. NATIVE_DIR: a folder with
+# address; a package that is not installed), @set5 the fifth (torch.compile without a C
+# compiler, a Triton kernel that does not compile, a launch of too many threads a block, a bad
+# cuBLAS call, tensors on two devices, CUDA in a forked worker, a DataLoader worker's segfault,
+# a JAX callback's error, XLA flags XLA no longer has, a model path that does not exist, JAX given
+# a GPU index the host lacks, a hung job killed by its launcher, a per-process memory cap, a gloo
+# collective one rank skips; and five benign runs, expected `none`: DDP over NCCL with its INFO
+# lines, torch.compile's recompile limit, a caught OOM retried smaller, JAX's warnings, deprecated
+# AMP calls). None given: every case. A case expected `none` passes when triage finds no
+# incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
 # OUT_DIR receives <case>.log (the program's output), <case>.json (triage's report) and
@@ -35,7 +43,7 @@ mkdir -p "$out"
 venv=$(cd "$(dirname "$PY")/.." && pwd)
 # The service's interpreter may run for the checks that ask it (python.env).
 printf '[verify]\nallowed_prefixes = ["%s"]\n' "$venv" >"$out/config.toml"
-export NCCL_NVLS_ENABLE=0
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
 # case  expected-cause  verifier-that-must-confirm (- for none)  set
 cases=(
@@ -81,6 +89,25 @@ cases=(
   "cpp_assert native.crash - set4"
   "triton_illegal_address cuda.illegal_memory_access - set4"
   "module_missing python.module_missing - set4"
+  "inductor_no_compiler jit.build_failed - set5"
+  "triton_compile_error jit.build_failed - set5"
+  "cuda_cpp_bad_launch config.invalid - set5"
+  "cublas_invalid_value unclassified - set5"
+  "device_mismatch unclassified - set5"
+  "fork_reinit unclassified - set5"
+  "dataloader_worker_segv native.crash - set5"
+  "jax_callback_error unclassified - set5"
+  "jax_unknown_xla_flag config.invalid - set5"
+  "hf_model_path_missing model.load_failed - set5"
+  "jax_bad_visible_device cuda.no_device - set5"
+  "killed_hung_job unclassified - set5"
+  "mem_fraction_oom cuda.oom - set5"
+  "gloo_rank_skips nccl.failure - set5"
+  "ddp_nccl_ok none - set5"
+  "compile_recompile_ok none - set5"
+  "oom_retry_ok none - set5"
+  "jax_warnings_ok none - set5"
+  "amp_deprecated_ok none - set5"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -162,7 +189,7 @@ provoke() {  # case -> writes $out/$1.log
       (cd "$out" && NCCL_SOCKET_IFNAME=nosuchif0 timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=1 --master_port=29739 "$here/$c.py") >"$log" 2>&1 ;;
     hf_offline_uncached)
       HF_HUB_OFFLINE=1 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
-    cuda_cpp_oom | cuda_cpp_illegal | cpp_assert)
+    cuda_cpp_oom | cuda_cpp_illegal | cpp_assert | cuda_cpp_bad_launch)
       # CUDA C++ programs (native/<case>.cu): from NATIVE_DIR when built elsewhere (the build host
       # has nvcc), else built here with nvcc, else skipped. The wrapper shell reports an abort.
       local bin=${NATIVE_DIR:-}/$c
@@ -175,6 +202,26 @@ provoke() {  # case -> writes $out/$1.log
         fi
       fi
       timeout -k 5 "$limit" bash -c "$(printf '%q' "$bin"); true" >"$log" 2>&1 ;;
+    inductor_no_compiler)
+      # A PATH of the interpreter's folder alone (no gcc, cc or clang on it), no CC, and caches
+      # of its own, so that no launcher built earlier is found there.
+      local caches=$out/.cache-$c
+      rm -rf "$caches" && mkdir -p "$caches"
+      timeout -k 5 "$limit" env -u CC -u CXX PATH="$venv/bin" TRITON_CACHE_DIR="$caches/triton" \
+        TORCHINDUCTOR_CACHE_DIR="$caches/inductor" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    jax_bad_visible_device)
+      # The first index past the host's GPUs.
+      CUDA_VISIBLE_DEVICES=$(nvidia-smi -L | wc -l) timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    killed_hung_job)
+      # The launcher's deadline: the job runs in the background of a wrapper shell that kills it
+      # with SIGKILL after 15 s and reports its status (bash prints "Killed" for it).
+      timeout -k 5 "$limit" bash -c "$(printf '%q %q' "$PY" "$here/$c.py") & pid=\$!; sleep 15; kill -9 \$pid; wait \$pid; echo \"exit status \$?\"" >"$log" 2>&1 ;;
+    gloo_rank_skips)
+      (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29741 "$here/$c.py") >"$log" 2>&1 ;;
+    ddp_nccl_ok)
+      # Two ranks on one GPU connect as two hosts (NCCL_HOSTID, set by the program) over sockets.
+      (cd "$out" && NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo} timeout -k 5 "$limit" \
+        "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29743 "$here/$c.py") >"$log" 2>&1 ;;
     *) timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
   esac
   return 0
@@ -227,6 +274,8 @@ causes = [c for i in doc.get("incidents", []) for c in i.get("causes", [])]
 causes.sort(key=lambda c: -c.get("score", 0))
 got = causes[0]["cause"] if causes else "<none>"
 ok = got == want or got.startswith(want + ".")
+if want == "none":  # a benign run: no incident at all
+    ok = not doc.get("incidents")
 verdict = "-"
 if causes and verifier != "-":
     vs = [v for v in causes[0].get("verifications", []) if v.get("verifier") == verifier]
