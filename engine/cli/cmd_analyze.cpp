@@ -34,6 +34,7 @@
 #include "triage/core/rules.h"
 #include "triage/core/verifier.h"
 #include "triage/ingest/pipeline.h"
+#include "triage/store/incident_sink.h"
 #include "triage/store/store.h"
 #include "triage/terminal_text.h"
 #include "triage/verifiers/runner.h"
@@ -325,15 +326,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     // after it cannot be numbered: their incidents are left out.
     cut_short = out[k].cut_short;
     for (auto& inc : out[k].incidents) {
-      auto shift = [&](uint64_t& line) { line += offset; };
-      shift(inc.first_line);
-      shift(inc.last_line);
-      shift(inc.failure_line);
-      for (auto& c : inc.causes) {
-        for (auto& e : c.evidence) shift(e.line);
-        for (auto& sym : c.symptoms)
-          for (auto& e : sym.evidence) shift(e.line);
-      }
+      core::ShiftLines(inc, offset);
       // Failures up to where the part before stopped are that part's (it stopped only with
       // every incident closed); a warning before that point may still open this part's.
       if (k > 0 && inc.failure_line <= covered) continue;
@@ -353,38 +346,27 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
   return result;
 }
 
-// ---------------------------------------------------------------------------------------------
-// The one place where incidents are verified and stored.
-//
-// Verification first, so that verdicts re-rank the causes (ApplyVerdicts) and are stored with
-// them. Storing commits in batches: a large input shows its first incidents to `history` early,
-// and an interrupted run keeps every batch that committed. A store failure is reported, and the
+// Verifies and stores `incidents` (store::IncidentSink). A store failure is reported, and the
 // report is still printed: nothing analysed is lost.
-// ---------------------------------------------------------------------------------------------
 Status StoreAndVerify(std::vector<core::Incident>& incidents, const Settings& settings,
                       const core::Config& config) {
-  if (settings.verify || config.verify_enabled) {
-    auto runner = verifiers::MakeVerificationRunner(
+  std::unique_ptr<core::VerificationRunner> runner;
+  if (settings.verify || config.verify_enabled)
+    runner = verifiers::MakeVerificationRunner(
         verifiers::VerifyConfigFrom(config, settings.trust_log_paths));
-    for (auto& incident : incidents) runner->VerifyIncident(incident);
+  if (settings.no_store || incidents.empty()) {
+    store::IncidentSink(runner.get(), nullptr).Verify(incidents);
+    return Status::Ok();
   }
-  for (auto& incident : incidents) core::ApplyVerdicts(incident);
-  if (settings.no_store || incidents.empty()) return Status::Ok();
-
   const std::string path = core::ResolveDbPath(settings.db, config);
   auto db = store::Store::Open(path);
-  // A server's URL may hold a password: it is named as the store names itself.
-  if (!db.ok()) return store::IsServerUrl(path) ? db.status() : db.status().Annotate(path);
-  constexpr size_t kBatch = 256;
-  for (size_t begin = 0; begin < incidents.size(); begin += kBatch) {
-    const size_t end = std::min(incidents.size(), begin + kBatch);
-    std::vector<core::Incident> batch(std::make_move_iterator(incidents.begin() + begin),
-                                      std::make_move_iterator(incidents.begin() + end));
-    auto recorded = db->Record(batch);
-    std::move(batch.begin(), batch.end(), incidents.begin() + begin);
-    if (!recorded.ok()) return recorded.status().Annotate(db->path());
+  if (!db.ok()) {
+    store::IncidentSink(runner.get(), nullptr).Verify(incidents);
+    // A server's URL may hold a password: it is named as the store names itself.
+    return store::IsServerUrl(path) ? db.status() : db.status().Annotate(path);
   }
-  return Status::Ok();
+  Status st = store::IncidentSink(runner.get(), &*db).Put(incidents);
+  return st.ok() ? st : st.Annotate(db->path());
 }
 
 // Set by SIGINT/SIGTERM while open streams are read: what is open is then closed and reported.

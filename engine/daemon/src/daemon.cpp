@@ -34,6 +34,7 @@
 #include "triage/core/rules.h"
 #include "triage/daemon/file_selector.h"
 #include "triage/daemon/metrics.h"
+#include "triage/store/incident_sink.h"
 #include "triage/store/store.h"
 #include "verify_worker.h"
 
@@ -79,7 +80,7 @@ class Daemon final : public detail::TailHost {
   // Store.
   void ScheduleCommit(std::chrono::milliseconds delay);
   void Commit();
-  void Published(const std::vector<core::Incident>& stored, const store::RecordOutcome& outcome);
+  void Stored(core::Incident& incident, store::RecordOutcome::Filed filed);
   void WriteHeartbeat(bool running);
   void HeartbeatLater();
 
@@ -103,6 +104,8 @@ class Daemon final : public detail::TailHost {
   Status fatal_ = Status::Ok();
   std::unique_ptr<detail::InotifyWatcher> inotify_;
   std::optional<store::Store> store_;
+  // Records, then hands each incident stored to Stored; verification runs apart, afterwards.
+  std::optional<store::IncidentSink> sink_;
   std::string db_path_;
 
   core::Config config_;
@@ -256,6 +259,9 @@ Status Daemon::StartStore() {
   auto db = store::Store::Open(db_path_);
   if (!db.ok()) return server ? db.status() : db.status().Annotate(db_path_);
   store_.emplace(std::move(db).value());
+  sink_.emplace(nullptr, &*store_, [this](core::Incident& inc, store::RecordOutcome::Filed filed) {
+    Stored(inc, filed);
+  });
   if (Status st = lock_->NoteDatabase(); !st.ok()) return st;
   auto saved = store_->ListCheckpoints();
   if (!saved.ok()) return saved.status().Annotate(store_->path());
@@ -398,10 +404,10 @@ void Daemon::Commit() {
   if (pending_.empty()) return;
   // An incident without a root cause cannot be filed (and would fail the whole batch).
   std::erase_if(pending_.incidents, [](const core::Incident& i) { return i.causes.empty(); });
-  std::vector<store::SourceCheckpoint> cps = pending_.CheckpointList();
-  auto outcome = store_->Record(pending_.incidents, &cps);
-  if (!outcome.ok()) {
-    log_.Error("store.write", outcome.status().message(),
+  const std::vector<store::SourceCheckpoint> cps = pending_.CheckpointList();
+  store::RecordOutcome outcome;
+  if (Status st = sink_->Put(pending_.incidents, &cps, &outcome); !st.ok()) {
+    log_.Error("store.write", st.message(),
                {{"incidents", std::to_string(pending_.incidents.size())}});
     for (auto& inc : pending_.incidents) inc.id.reset();
     if (!stopping_) {
@@ -412,40 +418,27 @@ void Daemon::Commit() {
   }
   ++counters_.commits;
   counters_.incidents += static_cast<int64_t>(pending_.incidents.size());
-  counters_.new_incidents += outcome->new_incidents;
+  counters_.new_incidents += outcome.new_incidents;
   for (const auto& [id, cp] : pending_.checkpoints)
     if (Tail* t = tails_->FindLive(id); t && !cp.forget) t->committed_offset = cp.offset;
-  Published(pending_.incidents, *outcome);
-  for (auto& inc : pending_.incidents) {
-    std::string cause = inc.causes.empty() ? "-" : inc.causes.front().cause;
-    log_.Info("incident", {{"id", inc.id ? std::to_string(*inc.id) : "-"},
-                           {"service", inc.service},
-                           {"cause", cause},
-                           {"source", inc.source},
-                           {"lines", std::to_string(inc.first_line) + "-" + std::to_string(inc.last_line)}});
-    if (verifier_ && verify_ && inc.id) verifier_->Submit(std::move(inc));
-  }
   pending_.Clear();
 }
 
-// Occurrences stored: counted, and handed to the notifier (a same occurrence read again is
-// neither). A store that does not say how each was filed has them all counted as occurrences.
-void Daemon::Published(const std::vector<core::Incident>& stored,
-                       const store::RecordOutcome& outcome) {
-  const double now = static_cast<double>(
-                         std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count()) /
-                     1000.0;
-  const bool known = outcome.filed.size() == stored.size();
-  for (size_t i = 0; i < stored.size(); ++i) {
-    const auto filed = known ? outcome.filed[i] : store::RecordOutcome::Filed::kRecurrence;
-    if (filed == store::RecordOutcome::Filed::kReadAgain) continue;
-    const core::Incident& inc = stored[i];
+// An occurrence stored: counted and handed to the notifier (a same occurrence read again is
+// neither), logged, and queued for verification.
+void Daemon::Stored(core::Incident& inc, store::RecordOutcome::Filed filed) {
+  if (filed != store::RecordOutcome::Filed::kReadAgain) {
+    const double now = static_cast<double>(
+                           std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count()) /
+                       1000.0;
     metrics_.IncidentStored(inc.service, inc.causes.empty() ? "-" : inc.causes.front().cause,
                             inc.host, now);
     if (notifier_) notifier_->Submit(inc, filed == store::RecordOutcome::Filed::kRecurrence);
   }
+  log_.Log(IncidentLogRecord(inc));
+  if (verifier_ && verify_ && inc.id) verifier_->Submit(std::move(inc));
 }
 
 void Daemon::WriteHeartbeat(bool running) {

@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "file_io.h"
+#include "triage/daemon/settle.h"
 
 namespace triage::daemon::detail {
 
@@ -17,14 +18,14 @@ constexpr size_t kMaxPartialLine = 2 << 20;  // a longer unterminated line goes 
 constexpr auto kCopyDecision = std::chrono::seconds(30);  // a copy with no truncation seen
 // A multi-line event whose last line written is not its end (a frame, a chain header) is still
 // being written: its settle time extends to this (or the quiet gap, if shorter).
-constexpr double kUnfinishedSettle = 10;
+constexpr double kUnfinishedSettle = kSettle.unfinished_seconds;
 // How often a quiet traceback whose process is alive is looked at again.
 constexpr auto kAliveRecheck = std::chrono::seconds(1);
 constexpr size_t kLastLineBytes = 512;
 // Bounds on a stream that never settles (a service failing continuously): incidents closed and
 // waiting for a settled offset, and how long a failure may wait for one.
 constexpr size_t kMaxWaitingIncidents = 64;
-constexpr auto kMaxUnsettled = std::chrono::seconds(30);
+constexpr std::chrono::duration<double> kMaxUnsettled(kSettle.max_unsettled_seconds);
 constexpr std::string_view kTracebackStart = "Traceback (most recent call last):";
 
 // `line` with a process prefix the decoder would peel (`[rank0]: `, `(EngineCore pid=12) `)
