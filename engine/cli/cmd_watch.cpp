@@ -80,10 +80,8 @@ int WatchStdin(const daemon::WatchOptions& o) {
     PrintError("config", config.status().message());
     return kExitUsage;
   }
-  std::vector<std::string> folders{core::ShippedRulesDir()};
-  for (const auto& f : config->rule_folders) folders.push_back(f);
-  for (const auto& f : o.rule_folders) folders.push_back(f);
-  core::RuleLoadResult loaded = core::LoadRules(folders);
+  core::RuleLoadResult loaded =
+      core::LoadRules(core::RuleFolders(config->rule_folders, o.rule_folders));
   for (const auto& d : loaded.diagnostics) PrintError(d.ToString(), "rule skipped");
   if (!loaded.rules) {
     PrintError("rules", "no usable rule set");

@@ -137,10 +137,7 @@ class Daemon final : public detail::TailHost {
 Status Daemon::LoadSettings(bool initial) {
   auto cfg = core::LoadConfig(opts_.config_path);
   if (!cfg.ok()) return cfg.status().Annotate("configuration");
-  std::vector<std::string> folders = {core::ShippedRulesDir()};
-  for (const auto& f : cfg->rule_folders) folders.push_back(f);
-  for (const auto& f : opts_.rule_folders) folders.push_back(f);
-  auto loaded = core::LoadRules(folders);
+  auto loaded = core::LoadRules(core::RuleFolders(cfg->rule_folders, opts_.rule_folders));
   if (!loaded.rules || (!initial && !loaded.diagnostics.empty())) {
     std::string first = loaded.diagnostics.empty() ? std::string("no rules loaded")
                                                    : loaded.diagnostics.front().ToString();
