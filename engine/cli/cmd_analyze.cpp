@@ -34,6 +34,7 @@
 #include "triage/core/rules.h"
 #include "triage/core/verifier.h"
 #include "triage/ingest/pipeline.h"
+#include "triage/store/incident_sink.h"
 #include "triage/store/store.h"
 #include "triage/terminal_text.h"
 #include "triage/verifiers/runner.h"
@@ -213,6 +214,41 @@ class RangeReader {
   bool cut_short_ = false;
 };
 
+// What one part of a split file gave.
+struct SplitPart {
+  std::vector<core::Incident> incidents;
+  uint64_t lines_in_range = 0;  // newlines in the part's range
+  uint64_t lines_covered = 0;   // newlines read in all, past the end included
+  bool cut_short = false;       // the file ended before the part did
+};
+
+// The parts' incidents numbered as in the whole file, each incident once, in line order.
+// `cut_short`: a part found the file cut short; the parts after it are left out.
+FileResult JoinParts(std::vector<SplitPart>& parts, bool& cut_short) {
+  FileResult result;
+  uint64_t offset = 0, covered = 0;
+  cut_short = false;
+  for (size_t k = 0; k < parts.size() && !cut_short; ++k) {
+    // A part that found the file cut short framed fewer lines than its range held, so the parts
+    // after it cannot be numbered: their incidents are left out.
+    cut_short = parts[k].cut_short;
+    for (auto& inc : parts[k].incidents) {
+      core::ShiftLines(inc, offset);
+      // Failures up to where the part before stopped are that part's (it stopped only with
+      // every incident closed); a warning before that point may still open this part's.
+      if (k > 0 && inc.failure_line <= covered) continue;
+      result.incidents.push_back(std::move(inc));
+    }
+    covered = std::max(covered, offset + parts[k].lines_covered);
+    offset += parts[k].lines_in_range;
+  }
+  std::stable_sort(result.incidents.begin(), result.incidents.end(),
+                   [](const core::Incident& a, const core::Incident& b) {
+                     return a.first_line < b.first_line;
+                   });
+  return result;
+}
+
 // One large plain file analysed by several threads: the file is cut at line starts into parts,
 // each read by its own pipeline and analyzer. A part's analyzer reads on past its end until it
 // holds no open incident and its pipeline is idle (so no incident of its part is cut), and the
@@ -259,15 +295,9 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
   cut.push_back(size);
   const size_t n = cut.size() - 1;
 
-  struct Part {
-    std::vector<core::Incident> incidents;
-    uint64_t lines_in_range = 0;  // newlines in [cut[k], cut[k+1])
-    uint64_t lines_covered = 0;   // newlines read in all, past the end included
-    bool cut_short = false;       // the file ended before the part did
-  };
-  std::vector<Part> out(n);
+  std::vector<SplitPart> out(n);
   auto run = [&](size_t k) {
-    Part& part = out[k];
+    SplitPart& part = out[k];
     core::AnalyzerOptions opts;
     if (s.service) opts.service = *s.service;
     if (s.host) opts.host = *s.host;
@@ -317,35 +347,8 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
   run(0);
   for (auto& t : pool) t.join();
 
-  FileResult result;
-  uint64_t offset = 0, covered = 0;
   bool cut_short = false;
-  for (size_t k = 0; k < n && !cut_short; ++k) {
-    // A part that found the file cut short framed fewer lines than its range held, so the parts
-    // after it cannot be numbered: their incidents are left out.
-    cut_short = out[k].cut_short;
-    for (auto& inc : out[k].incidents) {
-      auto shift = [&](uint64_t& line) { line += offset; };
-      shift(inc.first_line);
-      shift(inc.last_line);
-      shift(inc.failure_line);
-      for (auto& c : inc.causes) {
-        for (auto& e : c.evidence) shift(e.line);
-        for (auto& sym : c.symptoms)
-          for (auto& e : sym.evidence) shift(e.line);
-      }
-      // Failures up to where the part before stopped are that part's (it stopped only with
-      // every incident closed); a warning before that point may still open this part's.
-      if (k > 0 && inc.failure_line <= covered) continue;
-      result.incidents.push_back(std::move(inc));
-    }
-    covered = std::max(covered, offset + out[k].lines_covered);
-    offset += out[k].lines_in_range;
-  }
-  std::stable_sort(result.incidents.begin(), result.incidents.end(),
-                   [](const core::Incident& a, const core::Incident& b) {
-                     return a.first_line < b.first_line;
-                   });
+  FileResult result = JoinParts(out, cut_short);
   if (cut_short)
     std::cerr << "triage: " << TerminalText(path)
               << ": warning: the file became shorter while it was read (rotated by truncation?); "
@@ -353,38 +356,27 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
   return result;
 }
 
-// ---------------------------------------------------------------------------------------------
-// The one place where incidents are verified and stored.
-//
-// Verification first, so that verdicts re-rank the causes (ApplyVerdicts) and are stored with
-// them. Storing commits in batches: a large input shows its first incidents to `history` early,
-// and an interrupted run keeps every batch that committed. A store failure is reported, and the
+// Verifies and stores `incidents` (store::IncidentSink). A store failure is reported, and the
 // report is still printed: nothing analysed is lost.
-// ---------------------------------------------------------------------------------------------
 Status StoreAndVerify(std::vector<core::Incident>& incidents, const Settings& settings,
                       const core::Config& config) {
-  if (settings.verify || config.verify_enabled) {
-    auto runner = verifiers::MakeVerificationRunner(
+  std::unique_ptr<core::VerificationRunner> runner;
+  if (settings.verify || config.verify_enabled)
+    runner = verifiers::MakeVerificationRunner(
         verifiers::VerifyConfigFrom(config, settings.trust_log_paths));
-    for (auto& incident : incidents) runner->VerifyIncident(incident);
+  if (settings.no_store || incidents.empty()) {
+    store::IncidentSink(runner.get(), nullptr).Verify(incidents);
+    return Status::Ok();
   }
-  for (auto& incident : incidents) core::ApplyVerdicts(incident);
-  if (settings.no_store || incidents.empty()) return Status::Ok();
-
   const std::string path = core::ResolveDbPath(settings.db, config);
   auto db = store::Store::Open(path);
-  // A server's URL may hold a password: it is named as the store names itself.
-  if (!db.ok()) return store::IsServerUrl(path) ? db.status() : db.status().Annotate(path);
-  constexpr size_t kBatch = 256;
-  for (size_t begin = 0; begin < incidents.size(); begin += kBatch) {
-    const size_t end = std::min(incidents.size(), begin + kBatch);
-    std::vector<core::Incident> batch(std::make_move_iterator(incidents.begin() + begin),
-                                      std::make_move_iterator(incidents.begin() + end));
-    auto recorded = db->Record(batch);
-    std::move(batch.begin(), batch.end(), incidents.begin() + begin);
-    if (!recorded.ok()) return recorded.status().Annotate(db->path());
+  if (!db.ok()) {
+    store::IncidentSink(runner.get(), nullptr).Verify(incidents);
+    // A server's URL may hold a password: it is named as the store names itself.
+    return store::IsServerUrl(path) ? db.status() : db.status().Annotate(path);
   }
-  return Status::Ok();
+  Status st = store::IncidentSink(runner.get(), &*db).Put(incidents);
+  return st.ok() ? st : st.Annotate(db->path());
 }
 
 // Set by SIGINT/SIGTERM while open streams are read: what is open is then closed and reported.
@@ -482,6 +474,106 @@ bool StdinIsStream() {
   return ::fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
+// --events: the assembled events of `inputs` as JSON lines; no analysis. Returns the exit code.
+int PrintEvents(const std::vector<std::string>& inputs, const Settings& s) {
+  int exit_code = kExitOk;
+  // Every line matters here: no prefilter. Inputs one after another, streamed.
+  ingest::IngestOptions io = IngestOptionsOf(s);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto src = ingest::OpenSource(inputs[i]);
+    if (!src.ok()) {
+      PrintError(inputs[i], src.status().message());
+      exit_code = kExitUsage;
+      continue;
+    }
+    const std::string name = (*src)->name();
+    std::string buf;
+    Status st = ingest::IngestSource(**src, uint32_t(i), io, [&](ingest::Event&& ev) {
+      buf += ingest::EventToJson(ev, name);
+      buf += '\n';
+      if (buf.size() > (1 << 16)) {
+        std::fwrite(buf.data(), 1, buf.size(), stdout);
+        buf.clear();
+      }
+    });
+    std::fwrite(buf.data(), 1, buf.size(), stdout);
+    if (!st.ok()) {
+      PrintError(inputs[i], st.message());
+      exit_code = kExitUsage;
+    }
+  }
+  std::fflush(stdout);
+  return exit_code;
+}
+
+// The report of a whole run: one JSON document, JSON lines, or the text report.
+void PrintReport(const std::vector<core::Incident>& incidents, const Settings& s) {
+  if (s.json) {
+    std::string doc = core::ReportJson(incidents);
+    doc += '\n';
+    std::fwrite(doc.data(), 1, doc.size(), stdout);
+  } else if (s.jsonl) {
+    for (const auto& incident : incidents) {
+      JsonWriter w;
+      core::WriteIncidentJson(w, incident);
+      std::string line = w.Take() + "\n";
+      std::fwrite(line.data(), 1, line.size(), stdout);
+    }
+  } else {
+    std::string text = core::ReportText(incidents, s.color);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+}
+
+// The settings the command line gives, and the number of threads; false (the error printed)
+// when they are wrong.
+bool ReadSettings(const Args& args, Settings& s, unsigned& threads) {
+  s.json = args.Has("json");
+  s.color = args.color();
+  s.jsonl = args.Has("jsonl");
+  s.events = args.Has("events");
+  s.no_store = args.Has("no-store");
+  s.verify = args.Has("verify");
+  s.trust_log_paths = args.Has("trust-log-paths");
+  s.db = args.Get("db");
+  s.service = args.Get("service");
+  s.host = args.Get("host");
+  s.config_path = args.Get("config");
+  for (const char* bound : {"since", "until"}) {
+    auto v = args.Get(bound);
+    if (!v) continue;
+    auto t = store::ParseSince(*v, static_cast<int64_t>(std::time(nullptr)));
+    if (!t.ok()) {
+      PrintError("analyze", std::string("--") + bound + " " + t.status().message());
+      return false;
+    }
+    (std::string_view(bound) == "since" ? s.since : s.until) = *t;
+  }
+  if (int(s.json) + int(s.jsonl) + int(s.events) > 1) {
+    PrintError("analyze", "--json, --jsonl and --events exclude each other");
+    return false;
+  }
+  if (args.Has("follow") && s.events) {
+    PrintError("analyze", "--follow and --events exclude each other");
+    return false;
+  }
+  if (s.no_store && s.db) {
+    PrintError("analyze", "--no-store and --db exclude each other");
+    return false;
+  }
+  threads = std::max(1u, std::thread::hardware_concurrency());
+  if (auto t = args.Get("threads")) {
+    char* end = nullptr;
+    long v = std::strtol(t->c_str(), &end, 10);
+    if (!end || *end || v < 1 || v > 1024) {
+      PrintError("analyze", "--threads needs a number from 1 to 1024, not '" + *t + "'");
+      return false;
+    }
+    threads = unsigned(v);
+  }
+  return true;
+}
+
 int RunAnalyze(const std::vector<std::string>& argv) {
   Args args;
   args.Flag("json", "print one JSON document (docs/json-report.md) instead of the report")
@@ -511,50 +603,9 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   Settings s;
-  s.json = args.Has("json");
-  s.color = args.color();
-  s.jsonl = args.Has("jsonl");
-  s.events = args.Has("events");
-  s.no_store = args.Has("no-store");
-  s.verify = args.Has("verify");
-  s.trust_log_paths = args.Has("trust-log-paths");
-  s.db = args.Get("db");
-  s.service = args.Get("service");
-  s.host = args.Get("host");
-  s.config_path = args.Get("config");
-  for (const char* bound : {"since", "until"}) {
-    auto v = args.Get(bound);
-    if (!v) continue;
-    auto t = store::ParseSince(*v, static_cast<int64_t>(std::time(nullptr)));
-    if (!t.ok()) {
-      PrintError("analyze", std::string("--") + bound + " " + t.status().message());
-      return kExitUsage;
-    }
-    (std::string_view(bound) == "since" ? s.since : s.until) = *t;
-  }
-  if (int(s.json) + int(s.jsonl) + int(s.events) > 1) {
-    PrintError("analyze", "--json, --jsonl and --events exclude each other");
-    return kExitUsage;
-  }
+  unsigned threads = 1;
+  if (!ReadSettings(args, s, threads)) return kExitUsage;
   const bool follow = args.Has("follow");
-  if (follow && s.events) {
-    PrintError("analyze", "--follow and --events exclude each other");
-    return kExitUsage;
-  }
-  if (s.no_store && s.db) {
-    PrintError("analyze", "--no-store and --db exclude each other");
-    return kExitUsage;
-  }
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  if (auto t = args.Get("threads")) {
-    char* end = nullptr;
-    long v = std::strtol(t->c_str(), &end, 10);
-    if (!end || *end || v < 1 || v > 1024) {
-      PrintError("analyze", "--threads needs a number from 1 to 1024, not '" + *t + "'");
-      return kExitUsage;
-    }
-    threads = unsigned(v);
-  }
 
   auto config = LoadConfiguration(s.config_path);
   if (!config.ok()) {
@@ -576,40 +627,10 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   std::optional<StopSignals> stop_signals;
   if (live) stop_signals.emplace();
 
-  if (s.events) {
-    // Every line matters here: no prefilter. Inputs one after another, streamed.
-    ingest::IngestOptions io = IngestOptionsOf(s);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      auto src = ingest::OpenSource(inputs[i]);
-      if (!src.ok()) {
-        PrintError(inputs[i], src.status().message());
-        exit_code = kExitUsage;
-        continue;
-      }
-      const std::string name = (*src)->name();
-      std::string buf;
-      Status st = ingest::IngestSource(**src, uint32_t(i), io, [&](ingest::Event&& ev) {
-        buf += ingest::EventToJson(ev, name);
-        buf += '\n';
-        if (buf.size() > (1 << 16)) {
-          std::fwrite(buf.data(), 1, buf.size(), stdout);
-          buf.clear();
-        }
-      });
-      std::fwrite(buf.data(), 1, buf.size(), stdout);
-      if (!st.ok()) {
-        PrintError(inputs[i], st.message());
-        exit_code = kExitUsage;
-      }
-    }
-    std::fflush(stdout);
-    return exit_code;
-  }
+  if (s.events) return PrintEvents(inputs, s);
 
-  std::vector<std::string> folders{core::ShippedRulesDir()};
-  for (const auto& f : config->rule_folders) folders.push_back(f);
-  for (const auto& f : args.GetAll("rules")) folders.push_back(f);
-  core::RuleLoadResult loaded = core::LoadRules(folders);
+  core::RuleLoadResult loaded =
+      core::LoadRules(core::RuleFolders(config->rule_folders, args.GetAll("rules")));
   for (const auto& d : loaded.diagnostics) PrintError(d.ToString(), "rule skipped");
   if (!loaded.rules) {
     PrintError("rules", "no usable rule set");
@@ -668,21 +689,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     exit_code = kExitUsage;
   }
 
-  if (s.json) {
-    std::string doc = core::ReportJson(incidents);
-    doc += '\n';
-    std::fwrite(doc.data(), 1, doc.size(), stdout);
-  } else if (s.jsonl) {
-    for (const auto& incident : incidents) {
-      JsonWriter w;
-      core::WriteIncidentJson(w, incident);
-      std::string line = w.Take() + "\n";
-      std::fwrite(line.data(), 1, line.size(), stdout);
-    }
-  } else {
-    std::string text = core::ReportText(incidents, s.color);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  }
+  PrintReport(incidents, s);
   std::fflush(stdout);
   if (exit_code == kExitOk && args.Has("exit-code") && !incidents.empty()) exit_code = kExitFound;
   return exit_code;

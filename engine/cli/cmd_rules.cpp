@@ -53,9 +53,7 @@ std::vector<std::string> Folders(const Args& args, bool& ok) {
     ok = false;
     return folders;
   }
-  for (const auto& f : config->rule_folders) folders.push_back(f);
-  for (const auto& f : args.GetAll("rules")) folders.push_back(f);
-  return folders;
+  return core::RuleFolders(config->rule_folders, args.GetAll("rules"));
 }
 
 int List(const core::RuleSet& rules) {

@@ -19,6 +19,7 @@
 #include "triage/core/config.h"
 #include "triage/daemon/daemon.h"
 #include "triage/daemon/file_selector.h"
+#include "triage/store/incident_sink.h"
 #include "triage/store/store.h"
 #include "triage/terminal_text.h"
 #include "triage/verifiers/runner.h"
@@ -79,10 +80,8 @@ int WatchStdin(const daemon::WatchOptions& o) {
     PrintError("config", config.status().message());
     return kExitUsage;
   }
-  std::vector<std::string> folders{core::ShippedRulesDir()};
-  for (const auto& f : config->rule_folders) folders.push_back(f);
-  for (const auto& f : o.rule_folders) folders.push_back(f);
-  core::RuleLoadResult loaded = core::LoadRules(folders);
+  core::RuleLoadResult loaded =
+      core::LoadRules(core::RuleFolders(config->rule_folders, o.rule_folders));
   for (const auto& d : loaded.diagnostics) PrintError(d.ToString(), "rule skipped");
   if (!loaded.rules) {
     PrintError("rules", "no usable rule set");
@@ -101,25 +100,17 @@ int WatchStdin(const daemon::WatchOptions& o) {
     if (o.log) o.log({level, std::move(event), std::move(fields)});
   };
   int exit_code = kExitOk;
+  store::IncidentSink sink(runner.get(), &*db, [&](core::Incident& inc, store::RecordOutcome::Filed) {
+    if (o.log) o.log(daemon::IncidentLogRecord(inc));
+  });
   LiveCallbacks cb;
   cb.incident = [&](core::Incident&& incident) {
-    if (runner) runner->VerifyIncident(incident);
-    core::ApplyVerdicts(incident);
     std::vector<core::Incident> one;
     one.push_back(std::move(incident));
-    auto recorded = db->Record(one);
-    if (!recorded.ok()) {
-      log(daemon::LogRecord::Level::kError, "store.write", {{"error", recorded.status().message()}});
+    if (Status st = sink.Put(one); !st.ok()) {
+      log(daemon::LogRecord::Level::kError, "store.write", {{"error", st.message()}});
       exit_code = kExitUsage;
-      return;
     }
-    const core::Incident& inc = one[0];
-    log(daemon::LogRecord::Level::kInfo, "incident",
-        {{"id", inc.id ? std::to_string(*inc.id) : "-"},
-         {"service", inc.service},
-         {"cause", inc.causes.empty() ? "-" : inc.causes[0].cause},
-         {"source", inc.source},
-         {"lines", std::to_string(inc.first_line) + "-" + std::to_string(inc.last_line)}});
   };
   cb.error = [&](const std::string& input, const std::string& why, bool failed) {
     log(failed ? daemon::LogRecord::Level::kError : daemon::LogRecord::Level::kInfo, "input",

@@ -27,14 +27,15 @@
 
 #include "triage/core/analyzer.h"
 #include "triage/core/incident.h"
+#include "triage/daemon/settle.h"
 #include "triage/status.h"
 
 namespace triage::cli {
 
 struct LiveSettings {
-  double fatal_settle_seconds = 0.5;
-  double traceback_settle_seconds = 1;
-  double max_unsettled_seconds = 30;
+  double fatal_settle_seconds = daemon::kSettle.fatal_seconds;
+  double traceback_settle_seconds = daemon::kSettle.traceback_seconds;
+  double max_unsettled_seconds = daemon::kSettle.max_unsettled_seconds;
   double follow_poll_seconds = 0.1;
   // Only events in this window (time_selection.h); normalized times, nullopt: no bound.
   std::optional<std::string> since, until;

@@ -59,6 +59,14 @@ std::string ServiceFromSourceName(std::string_view source_name) {
   return name.empty() ? std::string(source_name) : name;
 }
 
+std::vector<std::string> RuleFolders(const std::vector<std::string>& configured,
+                                     const std::vector<std::string>& given) {
+  std::vector<std::string> folders{ShippedRulesDir()};
+  folders.insert(folders.end(), configured.begin(), configured.end());
+  folders.insert(folders.end(), given.begin(), given.end());
+  return folders;
+}
+
 std::string ShippedRulesDir() {
   if (const char* env = std::getenv("TRIAGE_RULES_DIR"); env && *env) return env;
   std::error_code ec;

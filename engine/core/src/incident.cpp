@@ -39,6 +39,18 @@ const char* ScoreBand(double score) {
   return "weak";
 }
 
+void ShiftLines(Incident& incident, uint64_t lines) {
+  if (lines == 0) return;
+  incident.first_line += lines;
+  incident.last_line += lines;
+  incident.failure_line += lines;
+  for (auto& cause : incident.causes) {
+    for (auto& ev : cause.evidence) ev.line += lines;
+    for (auto& sym : cause.symptoms)
+      for (auto& ev : sym.evidence) ev.line += lines;
+  }
+}
+
 std::string Fingerprint(const Incident& incident) {
   // service|cause{k=v,...}|cause{...} with causes sorted, so the order the ranker chose (which
   // verdicts may change) does not make the same failure look new.

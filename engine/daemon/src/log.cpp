@@ -78,4 +78,14 @@ std::string FormatLogfmt(const LogRecord& record) {
   return out;
 }
 
+LogRecord IncidentLogRecord(const core::Incident& incident) {
+  return {LogRecord::Level::kInfo,
+          "incident",
+          {{"id", incident.id ? std::to_string(*incident.id) : "-"},
+           {"service", incident.service},
+           {"cause", incident.causes.empty() ? "-" : incident.causes.front().cause},
+           {"source", incident.source},
+           {"lines", std::to_string(incident.first_line) + "-" + std::to_string(incident.last_line)}}};
+}
+
 }  // namespace triage::daemon

@@ -78,16 +78,7 @@ std::vector<core::Incident> StreamPipeline::Finish(std::string_view rest,
 }
 
 void StreamPipeline::Rebase(std::vector<core::Incident>& incidents) const {
-  if (lines_before_ == 0) return;
-  for (auto& inc : incidents) {
-    inc.first_line += lines_before_;
-    inc.last_line += lines_before_;
-    for (auto& cause : inc.causes) {
-      for (auto& ev : cause.evidence) ev.line += lines_before_;
-      for (auto& sym : cause.symptoms)
-        for (auto& ev : sym.evidence) ev.line += lines_before_;
-    }
-  }
+  for (auto& inc : incidents) core::ShiftLines(inc, lines_before_);
 }
 
 }  // namespace triage::daemon::detail

@@ -40,6 +40,11 @@ RuleLoadResult LoadRules(const std::vector<std::string>& folders);
 // the source tree's rules/ (for a build-tree binary).
 std::string ShippedRulesDir();
 
+// The rule folders in the order they load (a later rule overrides): the shipped packs, the
+// configuration's folders (Config::rule_folders), then the ones given (--rules).
+std::vector<std::string> RuleFolders(const std::vector<std::string>& configured,
+                                     const std::vector<std::string>& given);
+
 struct AnalyzerOptions {
   std::string service;             // empty: derived from the source name
   std::string host;                // empty: this machine's name unless lines carry one

@@ -138,6 +138,11 @@ struct Incident {
   std::string fingerprint;
 };
 
+// Every line number `incident` holds (its span, its failure line, its causes' and symptoms'
+// evidence) moved on by `lines`: an incident found in a part of an input that starts after
+// `lines` lines, numbered as in the whole input.
+void ShiftLines(Incident& incident, uint64_t lines);
+
 // Stable fingerprint of an incident: service + sorted root causes with their defining captures.
 std::string Fingerprint(const Incident& incident);
 

@@ -73,7 +73,9 @@
 #include <vector>
 
 #include "triage/core/config.h"
+#include "triage/core/incident.h"
 #include "triage/core/verifier.h"
+#include "triage/daemon/settle.h"
 #include "triage/status.h"
 
 namespace triage::daemon {
@@ -94,6 +96,10 @@ const char* LogLevelName(LogRecord::Level level);
 // values with spaces, quotes or '=' are quoted and escaped. `time` is UTC ISO 8601 with
 // milliseconds.
 std::string FormatLogfmt(const LogRecord& record);
+
+// The record the daemon (and `watch -`) logs for an incident stored: `incident` with its id,
+// service, first cause, source and lines.
+LogRecord IncidentLogRecord(const core::Incident& incident);
 
 // Makes the runner that --verify uses, from the configuration in force (called again after a
 // reload). Returning null turns verification off.
@@ -125,7 +131,7 @@ struct WatchOptions {
   // this long, the incident is closed and written without waiting for the quiet gap. Long
   // enough that the rest of the same crash written by a later write (the traceback after an
   // OOM kill line, a launcher's summary) still joins it.
-  double settle_seconds = 0.5;
+  double settle_seconds = kSettle.fatal_seconds;
   // After a traceback (no fatal line): the same, once the file has been quiet this long (at
   // least settle_seconds) with no line showing the process at work, which cancels it (a caught
   // exception); a multi-line event still open when the file goes quiet is flushed to the
@@ -133,7 +139,7 @@ struct WatchOptions {
   // last line written is the inside of a multi-line event still open (a traceback's frame or
   // chain header, a faulthandler dump's frame), and a traceback whose process (a pid in its
   // prefix) still runs here and holds the file open waits for the quiet gap.
-  double traceback_settle_seconds = 1;
+  double traceback_settle_seconds = kSettle.traceback_seconds;
   // Run the verifiers for new incidents (also on when the configuration's [verify] enabled is).
   // Not with `once`: a catch-up run does not wait for checks.
   bool verify = false;
