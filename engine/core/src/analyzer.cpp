@@ -411,6 +411,12 @@ struct Analyzer::Impl {
           return std::find(f.causes.begin(), f.causes.end(), a) != f.causes.end();
         }))
       return true;
+    // A collective failure of a process of the job whose peer failed before it: what that
+    // failure makes happen (TAXONOMY.md, "Jobs"), whatever the peer's own cause was.
+    if (one_job && std::all_of(f.causes.begin(), f.causes.end(), [&](int b) {
+          return rules->TaxonomyIdOf(causes[size_t(b)].id) == "nccl.failure";
+        }))
+      return true;
     for (int a : window_causes) {
       const CauseRule& ca = causes[size_t(a)];
       if (!std::any_of(f.causes.begin(), f.causes.end(),
@@ -559,6 +565,7 @@ struct Analyzer::Impl {
     if (benign) last_benign_line[ev.source] = std::max(last_benign_line[ev.source], ev.last_line);
 
     const std::string source(source_name);
+    const std::string actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
     auto display = [&](size_t k) -> std::string {
       if (k < ev.lines.size()) return ev.lines[k].display;
       return std::string(ev.Text());
@@ -571,6 +578,7 @@ struct Analyzer::Impl {
       r.event = seq;
       r.in_failure = in_failure;
       r.clock = clock_bound;
+      r.actor = actor;
       return r;
     };
 
@@ -732,11 +740,7 @@ struct Analyzer::Impl {
                                                    b->second > tail->rec.hit.line)
       return;
     const uint64_t tail_line = tail->rec.hit.line;
-    windows.emplace_back();
-    Window& w = windows.back();
-    w.source = tail->rec.source;
-    w.source_id = source_id;
-    w.host = tail->host.empty() ? (options.host.empty() ? default_host : options.host) : tail->host;
+    Window& w = *WindowForEnd(*tail, source_id, stream);
     detail::FailureRecord f;
     f.source = tail->rec.source;
     f.event = tail->rec.event;
@@ -769,6 +773,39 @@ struct Analyzer::Impl {
     w.ended_streams[w.failures.back().stream] = tail_line;
     w.definitive = true;
     w.last_failure_line = tail_line;
+  }
+
+  // The window the end of a source joins: the open window of a failure it follows from (a peer
+  // of the job that failed before it, as a failure joins one: WindowForFailure), else a new one.
+  Window* WindowForEnd(const Pending& tail, uint32_t source_id, const std::string* stream) {
+    FailureFacts facts;
+    std::set<int> own;
+    for (const auto& p : pending)
+      if (p.source_id == source_id && (!stream || p.stream == *stream) && p.stream == tail.stream &&
+          p.rec.hit.line <= tail.rec.hit.line && tail.rec.hit.line - p.rec.hit.line <= kTailLines)
+        own.insert(p.rec.hit.signature);
+    const std::vector<int> pointed = detail::CausesPointedAt(*rules, own);
+    for (int b : pointed)
+      if (std::none_of(pointed.begin(), pointed.end(),
+                       [&](int a) { return detail::CauseExplains(*rules, a, b); }))
+        facts.causes.push_back(b);
+    const std::string process = tail.stream.substr(tail.stream.find('|') + 1);
+    facts.untagged = process.empty();
+    facts.actor = ActorOfProcess(process);
+    facts.clock = tail.rec.clock;
+    Window* w = nullptr;
+    if (!facts.causes.empty() && !facts.actor.empty())
+      w = WindowForFailure(tail.stream, source_id, tail.rec.hit.line, tail.time, "", facts);
+    if (!w || (w->failures.empty() && w->hits.empty())) {
+      if (!w) {
+        windows.emplace_back();
+        w = &windows.back();
+      }
+      w->source = tail.rec.source;
+      w->source_id = source_id;
+      w->host = tail.host.empty() ? (options.host.empty() ? default_host : options.host) : tail.host;
+    }
+    return w;
   }
 
   void CloseIdle(uint32_t source_id, uint64_t line) {

@@ -20,6 +20,7 @@ struct HitRecord {
   std::string text;    // the line as a person sees it
   uint64_t event = 0;  // sequence number of the event it came from
   bool in_failure = false;  // part of the event that made the failure (or a fatal hit itself)
+  std::string actor;        // the job's process its event came from (ActorOfProcess), or empty
   // When the line was written at the latest known bound: its event's clock (seconds within the
   // year, comparable within one source only), else the last clock its source showed before it.
   std::optional<double> clock;

@@ -63,9 +63,9 @@ void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
     out.Key("from").String(incident.zone_from);
     out.EndObject();
   }
-  // Only an incident of several processes of one job has them, so that other reports keep
-  // their shape.
-  if (incident.actors.size() > 1) {
+  // Where the failing processes are known by their job names (a rank, a TP worker): the one that
+  // failed first, also when it is the only one that failed (its peers' errors followed from it).
+  if (!incident.actors.empty()) {
     out.Key("first_actor").String(incident.actors.front());
     out.Key("actors").BeginArray();
     for (const auto& a : incident.actors) out.String(a);
