@@ -72,6 +72,9 @@ std::vector<core::Incident> StreamPipeline::Finish(std::string_view rest,
   stream_->Finish();
   current_source_ = nullptr;
   untaken_ = false;
+  // What was read ends here, as a file analysed whole ends: an error line that ends it is its
+  // failure (`analyze` of the file as it is now gives the same incident).
+  analyzer_->EndSource(0, stream_->counters().lines);
   auto all = analyzer_->Finish();
   Rebase(all);
   return all;

@@ -45,6 +45,8 @@ class StreamPipeline {
   bool assembling() const;
   // End of this file's input (quiet gap, file gone, --once): `rest` (a final line without its
   // end, may be empty) is fed, everything open is closed and returned with what was not taken.
+  // The input counts as ended (core::Analyzer::EndSource): an error line that ends it is a
+  // failure, as when `analyze` reads the file whole.
   std::vector<core::Incident> Finish(std::string_view rest, const std::string& source_name);
 
   const std::shared_ptr<const core::RuleSet>& rules() const { return rules_; }
