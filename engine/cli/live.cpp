@@ -78,7 +78,8 @@ class LiveStream {
     }
     if (!open_since_) open_since_ = now;
     const double settle = fatal_seen_ ? settings_.fatal_settle_seconds : settings_.traceback_settle_seconds;
-    if (quiet >= settle || Seconds(now - *open_since_) >= settings_.max_unsettled_seconds) EndStretch(emit);
+    if (quiet >= settle) EndStretch(emit, /*ended=*/true);
+    else if (Seconds(now - *open_since_) >= settings_.max_unsettled_seconds) EndStretch(emit, /*ended=*/false);
   }
 
   // The input is over (it ended, was stopped, rotated away or cut): what was read ends here, as
@@ -104,10 +105,12 @@ class LiveStream {
     closed_.clear();
   }
 
-  void EndStretch(const Emit& emit) {
+  // Closes what is open; `ended`: the stream went quiet (it is read as ending here), not cut
+  // while it goes on.
+  void EndStretch(const Emit& emit, bool ended) {
     stream_->Flush();
     TakeClosed(emit);
-    EndSourceHere();
+    if (ended) EndSourceHere();
     for (auto& inc : analyzer_->Finish()) emit(std::move(inc));
     analyzer_ = std::make_unique<core::Analyzer>(rules_, options_);
     open_since_.reset();

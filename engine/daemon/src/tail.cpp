@@ -429,9 +429,11 @@ void TailSet::FinishForStop() {
 void TailSet::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
   std::vector<core::Incident> all = std::move(t.closed);
   t.closed.clear();
+  // A cut while the file is being written (`keep_partial`) is no end of what it says.
+  const bool ended = !keep_partial;
   keep_partial = keep_partial && !t.partial_fed;
   for (auto& inc : t.pipe->Finish(keep_partial ? std::string_view() : std::string_view(t.partial),
-                                  t.path)) {
+                                  t.path, ended)) {
     inc.file_id = t.file_id;
     all.push_back(std::move(inc));
   }
