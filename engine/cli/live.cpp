@@ -64,7 +64,12 @@ class LiveStream {
   // What has closed by `now`, the closings by quiet included.
   void Poll(Clock::time_point now, const Emit& emit) {
     const double quiet = Seconds(now - last_data_);
-    if (quiet >= settings_.traceback_settle_seconds && !stream_->idle()) stream_->Flush();
+    if (quiet >= settings_.traceback_settle_seconds) {
+      if (!stream_->idle()) stream_->Flush();
+      // Quiet for the settle time, the stream is read as ending here: an error line that ends
+      // it is its failure, as in the file analysed whole (nothing changes when none does).
+      if (!analyzer_->has_open_incident() && !analyzer_->idle()) EndSourceHere();
+    }
     TakeClosed(emit);
     if (!analyzer_->has_open_incident()) {
       open_since_.reset();
@@ -73,26 +78,39 @@ class LiveStream {
     }
     if (!open_since_) open_since_ = now;
     const double settle = fatal_seen_ ? settings_.fatal_settle_seconds : settings_.traceback_settle_seconds;
-    if (quiet >= settle || Seconds(now - *open_since_) >= settings_.max_unsettled_seconds) EndStretch(emit);
+    if (quiet >= settle) EndStretch(emit, /*ended=*/true);
+    else if (Seconds(now - *open_since_) >= settings_.max_unsettled_seconds) EndStretch(emit, /*ended=*/false);
   }
 
-  // The input is over; `ended`: it ended by itself (its last words may be its failure).
-  void End(bool ended, const Emit& emit) {
+  // The input is over (it ended, was stopped, rotated away or cut): what was read ends here, as
+  // a file analysed whole ends, so its last words may be its failure.
+  void End(const Emit& emit) {
     stream_->Finish();
     TakeClosed(emit);
-    if (ended) analyzer_->EndSource(0, stream_->counters().lines);
+    EndSourceHere();
     for (auto& inc : analyzer_->Finish()) emit(std::move(inc));
   }
 
  private:
+  // The analyzer told that the stream ends at its last line, once per line count.
+  void EndSourceHere() {
+    const uint64_t lines = stream_->counters().lines;
+    if (ended_at_ == lines) return;
+    ended_at_ = lines;
+    analyzer_->EndSource(0, lines);
+  }
+
   void TakeClosed(const Emit& emit) {
     for (auto& inc : closed_) emit(std::move(inc));
     closed_.clear();
   }
 
-  void EndStretch(const Emit& emit) {
+  // Closes what is open; `ended`: the stream went quiet (it is read as ending here), not cut
+  // while it goes on.
+  void EndStretch(const Emit& emit, bool ended) {
     stream_->Flush();
     TakeClosed(emit);
+    if (ended) EndSourceHere();
     for (auto& inc : analyzer_->Finish()) emit(std::move(inc));
     analyzer_ = std::make_unique<core::Analyzer>(rules_, options_);
     open_since_.reset();
@@ -110,6 +128,7 @@ class LiveStream {
   Clock::time_point last_data_ = Clock::now();
   std::optional<Clock::time_point> open_since_;  // since when a failure has been open
   bool fatal_seen_ = false;
+  std::optional<uint64_t> ended_at_;  // the line count the analyzer was last told ends it
 };
 
 // One input: stdin or a named pipe (read until it ends), or a followed file.
@@ -201,7 +220,7 @@ class Follower {
       }
     }
     for (auto& in : inputs_)
-      if (in->live && !in->done) in->live->End(false, cb_.incident);
+      if (in->live && !in->done) in->live->End(cb_.incident);
   }
 
  private:
@@ -258,12 +277,12 @@ class Follower {
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) return false;
       cb_.error(in.path, std::string("read failed: ") + std::strerror(errno), true);
-      in.live->End(false, cb_.incident);
+      in.live->End(cb_.incident);
       in.done = true;
       return false;
     }
     if (r == 0) {
-      in.live->End(true, cb_.incident);
+      in.live->End(cb_.incident);
       in.done = true;
       return false;
     }
@@ -284,7 +303,7 @@ class Follower {
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) {
         cb_.error(in.path, std::string("read failed: ") + std::strerror(errno), true);
-        in.live->End(false, cb_.incident);
+        in.live->End(cb_.incident);
         in.done = true;
         return got;
       }
@@ -298,7 +317,7 @@ class Follower {
     struct stat own {};
     if (::fstat(in.fd, &own) == 0 && uint64_t(own.st_size) < in.offset) {
       // Cut shorter under us (copytruncate): what it holds now is new.
-      in.live->End(false, cb_.incident);
+      in.live->End(cb_.incident);
       in.live = NewStream(in.path);
       in.offset = 0;
       return true;
@@ -306,7 +325,7 @@ class Follower {
     struct stat named {};
     if (::stat(in.path.c_str(), &named) == 0 && (named.st_dev != in.dev || named.st_ino != in.ino)) {
       // Rotated: the old file has been read to its end; the new one is read from its start.
-      in.live->End(false, cb_.incident);
+      in.live->End(cb_.incident);
       in.live.reset();
       ::close(in.fd);
       in.fd = -1;

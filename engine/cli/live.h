@@ -7,7 +7,9 @@
 // that ends in a traceback once the stream has been quiet for `traceback_settle_seconds` (the
 // traceback the assembler still holds open for lines that may belong to it is handed over at
 // that point, EventStream::Flush); and a failure left open by a stream that never goes quiet
-// closes after `max_unsettled_seconds`. Closing ends the stream's analysis there (a warning still
+// closes after `max_unsettled_seconds`. A stream quiet for `traceback_settle_seconds` is read as
+// ending there (core::Analyzer::EndSource): an error line that ends it is its failure, as in the
+// file analysed whole; so is the end of an input, a stop, a rotation and a cut. Closing ends the stream's analysis there (a warning still
 // waiting for a failure is dropped with it), as the end of a file ends it; line numbers go on.
 //
 // A followed file is read from its start, then looked at every `follow_poll_seconds`: a file

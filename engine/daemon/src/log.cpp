@@ -78,6 +78,20 @@ std::string FormatLogfmt(const LogRecord& record) {
   return out;
 }
 
+namespace {
+
+// Every root cause's id, in rank order, joined by commas ("-" when none).
+std::string CauseList(const core::Incident& incident) {
+  std::string out;
+  for (const auto& c : incident.causes) {
+    if (!out.empty()) out += ',';
+    out += c.cause;
+  }
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
 LogRecord IncidentLogRecord(const core::Incident& incident) {
   return {LogRecord::Level::kInfo,
           "incident",
@@ -85,7 +99,8 @@ LogRecord IncidentLogRecord(const core::Incident& incident) {
            {"service", incident.service},
            {"cause", incident.causes.empty() ? "-" : incident.causes.front().cause},
            {"source", incident.source},
-           {"lines", std::to_string(incident.first_line) + "-" + std::to_string(incident.last_line)}}};
+           {"lines", std::to_string(incident.first_line) + "-" + std::to_string(incident.last_line)},
+           {"causes", CauseList(incident)}}};
 }
 
 }  // namespace triage::daemon

@@ -66,12 +66,15 @@ void StreamPipeline::Flush(const std::string& source_name) {
 bool StreamPipeline::assembling() const { return stream_->assembling(); }
 
 std::vector<core::Incident> StreamPipeline::Finish(std::string_view rest,
-                                                   const std::string& source_name) {
+                                                   const std::string& source_name, bool ended) {
   current_source_ = &source_name;
   if (!rest.empty()) stream_->Feed(rest);
   stream_->Finish();
   current_source_ = nullptr;
   untaken_ = false;
+  // What was read ends here, as a file analysed whole ends: an error line that ends it is its
+  // failure (`analyze` of the file as it is now gives the same incident).
+  if (ended) analyzer_->EndSource(0, stream_->counters().lines);
   auto all = analyzer_->Finish();
   Rebase(all);
   return all;

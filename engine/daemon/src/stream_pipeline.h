@@ -45,7 +45,11 @@ class StreamPipeline {
   bool assembling() const;
   // End of this file's input (quiet gap, file gone, --once): `rest` (a final line without its
   // end, may be empty) is fed, everything open is closed and returned with what was not taken.
-  std::vector<core::Incident> Finish(std::string_view rest, const std::string& source_name);
+  // With `ended` (the file went quiet, is gone, or --once reached its end) the input counts as
+  // ended (core::Analyzer::EndSource): an error line that ends it is a failure, as when `analyze`
+  // reads the file whole; a stream cut while it goes on is not.
+  std::vector<core::Incident> Finish(std::string_view rest, const std::string& source_name,
+                                     bool ended = true);
 
   const std::shared_ptr<const core::RuleSet>& rules() const { return rules_; }
   // A failure was fed (a fatal signature, or a traceback not logged as a warning): the process

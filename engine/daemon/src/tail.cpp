@@ -58,6 +58,10 @@ bool LooksUnfinished(std::string_view last_line) {
          l.starts_with("The above exception was the direct cause");
 }
 
+bool IsBlank(std::string_view line) {
+  return line.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
 // The pid a traceback's first line names in its process prefix (`(EngineCore pid=123)`,
 // `[pid 123]`), 0 when none.
 int64_t PidNamedIn(std::string_view line) {
@@ -96,8 +100,13 @@ bool AliveAndWriting(int64_t pid, const struct stat& file) {
 // The last line written is inside a multi-line event still open, and does not look like its end:
 // the rest of that event is likely on its way. (An indented line that no open event holds, the
 // frame that ends a Go goroutine dump, says nothing of the kind.)
+// A blank last line is judged by the line before it: between a dump's threads or after a
+// traceback's frame it is inside the event; after an exception's message and the hint lines a
+// library prints under it (PyTorch's "CUDA kernel errors might be asynchronously reported...")
+// it ends the crash, whose chained exception, if any, its program writes at once.
 bool Unfinished(const Tail& t) {
-  return t.pipe && t.pipe->assembling() && LooksUnfinished(t.last_line);
+  if (!t.pipe || !t.pipe->assembling()) return false;
+  return LooksUnfinished(IsBlank(t.last_line) ? t.last_text_line : t.last_line);
 }
 
 // Nothing the analyzer has seen shortens the file's wait, but a multi-line event is still open:
@@ -230,6 +239,17 @@ void TailSet::NoteLines(Tail& t, std::string_view lines) {
   size_t start = lines.size() >= 2 ? lines.rfind('\n', lines.size() - 2) : std::string_view::npos;
   start = start == std::string_view::npos ? 0 : start + 1;
   t.last_line.assign(lines.substr(start, std::min(kLastLineBytes, lines.size() - start)));
+  // The last line that is not blank (kept from an earlier feed when these lines are all blank).
+  for (size_t end = lines.size(); end > 0;) {
+    size_t from = end >= 2 ? lines.rfind('\n', end - 2) : std::string_view::npos;
+    from = from == std::string_view::npos ? 0 : from + 1;
+    const std::string_view line = lines.substr(from, end - from);
+    if (!IsBlank(line)) {
+      t.last_text_line.assign(line.substr(0, std::min(kLastLineBytes, line.size())));
+      break;
+    }
+    end = from;
+  }
   size_t k = lines.rfind(kTracebackStart);
   if (k == std::string_view::npos) return;
   size_t line_start = lines.rfind('\n', k);
@@ -409,9 +429,11 @@ void TailSet::FinishForStop() {
 void TailSet::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
   std::vector<core::Incident> all = std::move(t.closed);
   t.closed.clear();
+  // A cut while the file is being written (`keep_partial`) is no end of what it says.
+  const bool ended = !keep_partial;
   keep_partial = keep_partial && !t.partial_fed;
   for (auto& inc : t.pipe->Finish(keep_partial ? std::string_view() : std::string_view(t.partial),
-                                  t.path)) {
+                                  t.path, ended)) {
     inc.file_id = t.file_id;
     all.push_back(std::move(inc));
   }

@@ -76,6 +76,7 @@ struct Tail {
   uint64_t committed_offset = 0;
   std::vector<core::Incident> closed;  // closed, waiting for a settled offset
   std::string last_line;               // the last whole line fed (its first kLastLineBytes)
+  std::string last_text_line;          // the last whole line fed that is not blank (as last_line)
   bool traceback_seen = false;         // a traceback began since the pipeline last settled
   int64_t traceback_pid = 0;           // the pid its prefix named, 0 when none
   Clock::time_point held_until{};      // its process was seen alive: not closed before this

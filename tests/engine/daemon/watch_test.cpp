@@ -24,7 +24,7 @@ namespace {
 
 // The SIGKILL tests pace a writer against the daemon's lives; a sanitizer build runs the daemon
 // several times slower, so both sides are paced slower there to keep the same interleaving.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr unsigned kSlowdown = 6;
 #else
 constexpr unsigned kSlowdown = 1;

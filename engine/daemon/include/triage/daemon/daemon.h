@@ -98,7 +98,7 @@ const char* LogLevelName(LogRecord::Level level);
 std::string FormatLogfmt(const LogRecord& record);
 
 // The record the daemon (and `watch -`) logs for an incident stored: `incident` with its id,
-// service, first cause, source and lines.
+// service, first cause, source, lines and every root cause in rank order (`causes=a,b`).
 LogRecord IncidentLogRecord(const core::Incident& incident);
 
 // Makes the runner that --verify uses, from the configuration in force (called again after a
