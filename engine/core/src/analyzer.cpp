@@ -97,9 +97,12 @@ std::optional<double> ParseTime(const ingest::OptionalString& t) {
 std::optional<double> ParseClock(const ingest::OptionalString& t) {
   if (!t) return std::nullopt;
   std::string_view s = *t;
-  if (s.size() >= 4 && s.substr(0, 2) == "--") s.remove_prefix(2);
-  else if (s.size() >= 5 && s[4] == '-') s.remove_prefix(5);
-  else return std::nullopt;
+  if (s.size() >= 4 && s.substr(0, 2) == "--")
+    s.remove_prefix(2);
+  else if (s.size() >= 5 && s[4] == '-')
+    s.remove_prefix(5);
+  else
+    return std::nullopt;
   // s: "MM-DDTHH:MM:SS[.fff]"
   if (s.size() < 14 || s[2] != '-' || (s[5] != 'T' && s[5] != ' ') || s[8] != ':' || s[11] != ':')
     return std::nullopt;
@@ -198,8 +201,8 @@ struct Analyzer::Impl {
     std::optional<std::string> started, ended;
     std::optional<double> first_time, last_time;
     std::string host;
-    bool definitive = false;     // a fatal line, or a traceback no benign line followed
-    uint64_t tentative_line = 0;  // the last unconfirmed failure's line
+    bool definitive = false;        // a fatal line, or a traceback no benign line followed
+    uint64_t tentative_line = 0;    // the last unconfirmed failure's line
     uint64_t failures_dropped = 0;  // failures past max_failures_per_window (counted, not kept)
     // The job's processes that failed in it, in order (Incident::actors), and the rank that
     // torchrun's agent names as the first observed failure, if one of its failures did.
@@ -213,22 +216,22 @@ struct Analyzer::Impl {
     std::string stream;
     std::optional<double> time;
     ingest::OptionalString time_text;
-    std::string host;            // the host its line named, if any
-    bool low_level = false;      // logged as a warning or lower
+    std::string host;        // the host its line named, if any
+    bool low_level = false;  // logged as a warning or lower
   };
 
   std::shared_ptr<const RuleSet> rules;
   AnalyzerOptions options;
   std::string default_host;
-  PodOrigin pod;            // what the first source's path names
-  bool pod_named = false;   // `pod` was looked for
+  PodOrigin pod;           // what the first source's path names
+  bool pod_named = false;  // `pod` was looked for
   std::list<Window> windows;
   std::map<std::string, Window*> by_stream;
   std::deque<Pending> pending;
-  std::map<std::string, std::string> pid_stream;              // pid -> stream
-  std::map<uint32_t, double> source_clock;  // the last clock (ParseClock) each source showed
+  std::map<std::string, std::string> pid_stream;  // pid -> stream
+  std::map<uint32_t, double> source_clock;        // the last clock (ParseClock) each source showed
   std::map<uint32_t, ingest::LogZone> source_zone;  // how each source's zone-less times were read
-  std::map<uint32_t, uint64_t> last_benign_line;  // per source: the last line that showed work
+  std::map<uint32_t, uint64_t> last_benign_line;    // per source: the last line that showed work
   std::vector<Incident> closed;
   uint64_t event_seq = 0;
   size_t max_hits_per_window = 2000;
@@ -256,15 +259,19 @@ struct Analyzer::Impl {
     w.first_line = std::min(w.first_line, first);
     w.last_line = std::max(w.last_line, last);
     if (time) {
-      if (!w.started || (t && w.first_time && *t < *w.first_time)) w.started = *time, w.first_time = t;
-      if (!w.ended || (t && w.last_time && *t >= *w.last_time) || !t) w.ended = *time, w.last_time = t;
+      if (!w.started || (t && w.first_time && *t < *w.first_time))
+        w.started = *time, w.first_time = t;
+      if (!w.ended || (t && w.last_time && *t >= *w.last_time) || !t)
+        w.ended = *time, w.last_time = t;
     }
   }
 
   void Close(Window* w) {
     for (auto it = by_stream.begin(); it != by_stream.end();) {
-      if (it->second == w) it = by_stream.erase(it);
-      else ++it;
+      if (it->second == w)
+        it = by_stream.erase(it);
+      else
+        ++it;
     }
     if (!w->failures.empty()) {
       Incident inc;
@@ -302,7 +309,8 @@ struct Analyzer::Impl {
                              [&](const detail::FailureRecord& r) { return r.stream == stream; }),
               f.end());
       if (f.size() == before) continue;
-      if (f.empty()) emptied.push_back(&w);
+      if (f.empty())
+        emptied.push_back(&w);
       else if (auto it = by_stream.find(stream); it != by_stream.end() && it->second == &w)
         by_stream.erase(it);
     }
@@ -312,8 +320,7 @@ struct Analyzer::Impl {
   // The window has settled: its source has moved kJoinLines past its last failure (across
   // sources: kJoinSeconds, when both sides carry comparable times). Neither signals nor failures
   // of its streams join it any more; only a failure naming the pid of one of its processes does.
-  bool Settled(const Window& w, uint32_t source_id, uint64_t line,
-               std::optional<double> t) const {
+  bool Settled(const Window& w, uint32_t source_id, uint64_t line, std::optional<double> t) const {
     if (w.source_id == source_id) return line > w.last_failure_line + kJoinLines;
     return t && w.last_failure_time && *t - *w.last_failure_time > kJoinSeconds;
   }
@@ -344,12 +351,12 @@ struct Analyzer::Impl {
 
   // What a failure is about, for telling whether it belongs to another stream's incident.
   struct FailureFacts {
-    std::vector<int> causes;           // the root causes its hits point at: none for a bare report
-    std::string pid;                   // the pid its process prefix names
-    std::optional<double> clock;       // ParseClock of its time
-    std::optional<double> waited;      // seconds a timed-out wait had run (a `ran_ms` capture)
-    bool untagged = false;             // its lines carry no process prefix
-    std::string actor;                 // the job's process it came from (ActorOfProcess)
+    std::vector<int> causes;       // the root causes its hits point at: none for a bare report
+    std::string pid;               // the pid its process prefix names
+    std::optional<double> clock;   // ParseClock of its time
+    std::optional<double> waited;  // seconds a timed-out wait had run (a `ran_ms` capture)
+    bool untagged = false;         // its lines carry no process prefix
+    std::string actor;             // the job's process it came from (ActorOfProcess)
   };
 
   // Whether a cause seen at `cause_clock` can have made a wait that timed out at `f.clock`
@@ -403,11 +410,12 @@ struct Analyzer::Impl {
                                                       return r.stream.back() == '|';
                                                     });
     const bool one_job =
-        !f.actor.empty() && std::any_of(w.failures.begin(), w.failures.end(),
-                                        [&](const detail::FailureRecord& r) {
-                                          return detail::SameKindOfActor(r.actor, f.actor);
-                                        });
-    if ((untagged || one_job) && std::any_of(window_causes.begin(), window_causes.end(), [&](int a) {
+        !f.actor.empty() &&
+        std::any_of(w.failures.begin(), w.failures.end(), [&](const detail::FailureRecord& r) {
+          return detail::SameKindOfActor(r.actor, f.actor);
+        });
+    if ((untagged || one_job) &&
+        std::any_of(window_causes.begin(), window_causes.end(), [&](int a) {
           return std::find(f.causes.begin(), f.causes.end(), a) != f.causes.end();
         }))
       return true;
@@ -468,55 +476,100 @@ struct Analyzer::Impl {
     return &windows.back();
   }
 
+  // What Add() knows of one event as it goes: where it comes from, when, and what its hits say.
+  struct EventContext {
+    explicit EventContext(const ingest::Event& event) : ev(event) {}
+    const ingest::Event& ev;
+    uint64_t seq = 0;
+    std::string stream;  // "<source>|<process prefix>"
+    std::string source;  // the source's name as given
+    std::string actor;   // ActorOfProcess of its prefix
+    std::string prefix_pid;
+    std::optional<double> t, clock, clock_bound;
+    std::vector<SignatureHit> hits;
+    bool fatal = false, benign = false, restart = false, low_level = false;
+    bool traceback_failure = false, uncaught = false;
+    std::string fatal_pid;
+    size_t final_k = 0;  // the line of the final exception
+
+    std::string Display(size_t k) const {
+      if (k < ev.lines.size()) return ev.lines[k].display;
+      return std::string(ev.Text());
+    }
+  };
+
   void Add(const ingest::Event& ev, std::string_view source_name) {
-    const uint64_t seq = ++event_seq;
-    const std::string stream =
-        std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
+    EventContext e(ev);
+    e.seq = ++event_seq;
+    e.stream = std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
+    e.source = std::string(source_name);
+    e.actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
+    Clocks(e);
+    e.hits = rules->Match(ev);
+    DropHitsOnLinesAtWork(e.hits);
+    ReadHits(e);
+    if (e.restart) Restart(e);
+    if (e.benign && !e.fatal && !e.traceback_failure) Benign(e.stream);
+    if (e.benign) last_benign_line[ev.source] = std::max(last_benign_line[ev.source], ev.last_line);
+    if (e.fatal || e.traceback_failure)
+      AddFailure(e);
+    else
+      AddSignals(e);
+  }
+
+  // The event's times, and what a long silence before it ends.
+  void Clocks(EventContext& e) {
+    const ingest::Event& ev = e.ev;
     if (ev.zone.origin != ingest::ZoneOrigin::kNone) source_zone[ev.source] = ev.zone;
-    const auto [t, clock] = TimesOf(ev);
-    const std::string prefix_pid = PidOf(ev.process);
-    if (!prefix_pid.empty()) pid_stream[prefix_pid] = stream;
+    const EventTimes times = TimesOf(ev);
+    e.t = times.time;
+    e.clock = times.clock;
+    e.prefix_pid = PidOf(ev.process);
+    if (!e.prefix_pid.empty()) pid_stream[e.prefix_pid] = e.stream;
     // The event's own clock, else the last its source showed: the latest it can have been
     // written after (a bound, not a time: most lines never reach here).
-    std::optional<double> clock_bound = clock;
-    if (clock) source_clock[ev.source] = *clock;
-    else if (auto c = source_clock.find(ev.source); c != source_clock.end()) clock_bound = c->second;
+    e.clock_bound = e.clock;
+    if (e.clock)
+      source_clock[ev.source] = *e.clock;
+    else if (auto c = source_clock.find(ev.source); c != source_clock.end())
+      e.clock_bound = c->second;
 
     // Quiet gap: a long silence in a stream ends whatever it had open. The silence is measured
     // from the open window's own last timed line, not from the stream's last line seen: with
     // the literal prefilter most lines never reach here, and a window opened by untimed lines
     // ("Killed" after a long load) is still waiting for what follows it (the kernel's OOM
     // report); the line-based idle rule closes such a window.
-    if (t) {
-      if (auto it = by_stream.find(stream); it != by_stream.end()) {
+    if (e.t) {
+      if (auto it = by_stream.find(e.stream); it != by_stream.end()) {
         Window* w = it->second;
-        if (w->last_time && *t - *w->last_time > options.quiet_gap_seconds) Close(w);
+        if (w->last_time && *e.t - *w->last_time > options.quiet_gap_seconds) Close(w);
       }
     }
     CloseIdle(ev.source, ev.first_line);
-    ExpireTimed(t);
+    ExpireTimed(e.t);
+  }
 
-    std::vector<SignatureHit> hits = rules->Match(ev);
+  // What the event's hits say: fatal, benign, a restart; whether it is a traceback that ended
+  // its process.
+  void ReadHits(EventContext& e) const {
+    const ingest::Event& ev = e.ev;
     const auto& sigs = rules->signatures();
-    DropHitsOnLinesAtWork(hits);
-    bool fatal = false, benign = false, restart = false;
-    std::string fatal_pid;
-    for (const auto& h : hits) {
+    for (const auto& h : e.hits) {
       const SignatureRule& s = sigs[size_t(h.signature)];
-      fatal |= s.fatal;
-      benign |= s.benign;
-      restart |= s.restart;
+      e.fatal |= s.fatal;
+      e.benign |= s.benign;
+      e.restart |= s.restart;
       if (s.fatal) {
-        if (auto p = h.captures.find("pid"); p != h.captures.end()) fatal_pid = p->second;
+        if (auto p = h.captures.find("pid"); p != h.captures.end()) e.fatal_pid = p->second;
       }
     }
     // A traceback is a failure unless it was logged as a warning (or lower): an uncaught
     // exception ends its process. Whether it really did is settled by what follows: a benign
     // line in the same stream cancels it.
-    const bool low_level = ev.level && (*ev.level == "WARNING" || *ev.level == "INFO" ||
-                                        *ev.level == "DEBUG");
-    bool traceback_failure =
-        ev.kind == ingest::EventKind::kTraceback && !low_level && !ev.lines.empty();
+    e.low_level =
+        ev.level && (*ev.level == "WARNING" || *ev.level == "INFO" || *ev.level == "DEBUG");
+    e.traceback_failure =
+        ev.kind == ingest::EventKind::kTraceback && !e.low_level && !ev.lines.empty();
     // A traceback printed raw (no log level) by a process that tags its lines (a pid, a rank)
     // is the interpreter reporting an uncaught exception: that process is gone, whatever other
     // lines follow. Only a traceback that a logger printed, or one in an untagged stream shared
@@ -527,14 +580,15 @@ struct Analyzer::Impl {
     bool entry_frame = false;
     if (!ev.frames.empty()) {
       const ingest::Frame& top = ev.frames.front();
-      entry_frame = top.function == "<module>" ||
-                    (top.function == "_bootstrap" &&
-                     top.file.find("multiprocessing") != std::string::npos);
+      entry_frame =
+          top.function == "<module>" ||
+          (top.function == "_bootstrap" && top.file.find("multiprocessing") != std::string::npos);
     }
-    const bool uncaught =
-        traceback_failure && ((!ev.level && ev.process && !ev.process->empty()) || entry_frame);
+    e.uncaught =
+        e.traceback_failure && ((!ev.level && ev.process && !ev.process->empty()) || entry_frame);
     // The line of the final exception: the last line that shows its type.
-    size_t final_k = ev.lines.empty() ? 0 : ev.lines.size() - 1;
+    size_t& final_k = e.final_k;
+    final_k = ev.lines.empty() ? 0 : ev.lines.size() - 1;
     if (ev.kind == ingest::EventKind::kTraceback && !ev.exceptions.empty()) {
       const std::string& type = ev.exceptions.back().type;
       for (size_t j = ev.lines.size(); j-- > 0;)
@@ -545,112 +599,120 @@ struct Analyzer::Impl {
     }
     // A benign line assembled into the traceback after its final exception (an exception
     // message that seemed to go on) still shows the process carrying on.
-    if (traceback_failure && !fatal) {
-      for (const auto& h : hits)
+    if (e.traceback_failure && !e.fatal) {
+      for (const auto& h : e.hits)
         if (sigs[size_t(h.signature)].benign && h.exception_index < 0 && h.line_index > final_k)
-          traceback_failure = false;
+          e.traceback_failure = false;
     }
+  }
 
-    if (restart) {
-      if (auto it = by_stream.find(stream); it != by_stream.end()) Close(it->second);
-      // The process before the restart (the command before a shell prompt, the service before
-      // its supervisor starts it again) has ended: where its last words were errors, it failed,
-      // as a source that ends with them does.
-      if (ev.first_line > 1) EndSource(ev.source, ev.first_line - 1, &stream);
-      pending.erase(std::remove_if(pending.begin(), pending.end(),
-                                   [&](const Pending& p) { return p.stream == stream; }),
-                    pending.end());
-    }
-    if (benign && !fatal && !traceback_failure) Benign(stream);
-    if (benign) last_benign_line[ev.source] = std::max(last_benign_line[ev.source], ev.last_line);
+  // A restart in the event's stream: the process before it has ended.
+  void Restart(const EventContext& e) {
+    const ingest::Event& ev = e.ev;
+    const std::string& stream = e.stream;
+    if (auto it = by_stream.find(stream); it != by_stream.end()) Close(it->second);
+    // The process before the restart (the command before a shell prompt, the service before
+    // its supervisor starts it again) has ended: where its last words were errors, it failed,
+    // as a source that ends with them does.
+    if (ev.first_line > 1) EndSource(ev.source, ev.first_line - 1, &stream);
+    pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                 [&](const Pending& p) { return p.stream == stream; }),
+                  pending.end());
+  }
 
-    const std::string source(source_name);
-    const std::string actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
-    auto display = [&](size_t k) -> std::string {
-      if (k < ev.lines.size()) return ev.lines[k].display;
-      return std::string(ev.Text());
-    };
-    auto record = [&](const SignatureHit& h, bool in_failure) {
-      detail::HitRecord r;
-      r.hit = h;
-      r.source = source;
-      r.text = display(h.line_index);
-      r.event = seq;
-      r.in_failure = in_failure;
-      r.clock = clock_bound;
-      r.actor = actor;
-      return r;
-    };
+  detail::HitRecord RecordOf(const EventContext& e, const SignatureHit& h, bool in_failure) const {
+    detail::HitRecord r;
+    r.hit = h;
+    r.source = e.source;
+    r.text = e.Display(h.line_index);
+    r.event = e.seq;
+    r.in_failure = in_failure;
+    r.clock = e.clock_bound;
+    r.actor = e.actor;
+    return r;
+  }
 
-    const bool failure = fatal || traceback_failure;
-    if (!failure) {
-      // Signals: into the stream's open window, else pending for a failure to come. Lines
-      // without a process prefix share one stream with everything else: a warning there joins
-      // its open window only when it has to do with it, else it waits for a failure of its own.
-      Window* open = StreamWindow(stream, ev.source, ev.first_line, t);
-      if (open && (!ev.process || ev.process->empty())) {
-        std::set<int> own;
-        for (const auto& h : hits)
-          if (!sigs[size_t(h.signature)].benign && !sigs[size_t(h.signature)].restart)
-            own.insert(h.signature);
-        if (!Related(*open, detail::CausesPointedAt(*rules, own))) open = nullptr;
-      }
-      for (const auto& h : hits) {
-        const SignatureRule& s = sigs[size_t(h.signature)];
-        if (s.benign || s.restart) continue;
-        if (open) {
-          if (open->hits.size() < max_hits_per_window) open->hits.push_back(record(h, false));
-          Touch(*open, h.line, h.line, ev.time, t);
-        } else {
-          pending.push_back({record(h, false), ev.source, stream, t, ev.time,
-                             ev.host ? *ev.host : std::string(), low_level});
-          if (pending.size() > 4096) pending.pop_front();
-        }
-      }
-      return;
-    }
-
-    FailureFacts facts;
-    {
+  // Signals: into the stream's open window, else pending for a failure to come. Lines without a
+  // process prefix share one stream with everything else: a warning there joins its open window
+  // only when it has to do with it, else it waits for a failure of its own.
+  void AddSignals(const EventContext& e) {
+    const ingest::Event& ev = e.ev;
+    const auto& sigs = rules->signatures();
+    Window* open = StreamWindow(e.stream, ev.source, ev.first_line, e.t);
+    if (open && (!ev.process || ev.process->empty())) {
       std::set<int> own;
-      for (const auto& h : hits) {
-        const SignatureRule& s = sigs[size_t(h.signature)];
-        if (s.benign || s.restart) continue;
-        own.insert(h.signature);
-        if (auto ms = h.captures.find("ran_ms"); ms != h.captures.end())
-          facts.waited = std::strtod(ms->second.c_str(), nullptr) / 1000;
-      }
-      // Its root causes: a cause that another of its own explains is its symptom (a DistBackendError
-      // naming an IB completion error is about the network, not about NCCL in general).
-      const std::vector<int> pointed = detail::CausesPointedAt(*rules, own);
-      for (int b : pointed)
-        if (std::none_of(pointed.begin(), pointed.end(),
-                         [&](int a) { return detail::CauseExplains(*rules, a, b); }))
-          facts.causes.push_back(b);
-      facts.pid = prefix_pid;
-      facts.clock = clock;
-      facts.untagged = !ev.process || ev.process->empty();
-      if (ev.process) facts.actor = ActorOfProcess(*ev.process);
+      for (const auto& h : e.hits)
+        if (!sigs[size_t(h.signature)].benign && !sigs[size_t(h.signature)].restart)
+          own.insert(h.signature);
+      if (!Related(*open, detail::CausesPointedAt(*rules, own))) open = nullptr;
     }
-    Window* w = WindowForFailure(stream, ev.source, ev.first_line, t, fatal_pid, facts);
+    for (const auto& h : e.hits) {
+      const SignatureRule& s = sigs[size_t(h.signature)];
+      if (s.benign || s.restart) continue;
+      if (open) {
+        if (open->hits.size() < max_hits_per_window) open->hits.push_back(RecordOf(e, h, false));
+        Touch(*open, h.line, h.line, ev.time, e.t);
+      } else {
+        pending.push_back({RecordOf(e, h, false), ev.source, e.stream, e.t, ev.time,
+                           ev.host ? *ev.host : std::string(), e.low_level});
+        if (pending.size() > 4096) pending.pop_front();
+      }
+    }
+  }
+
+  // What the failure is about, for joining it to a window (Linked).
+  FailureFacts FactsOf(const EventContext& e) const {
+    const ingest::Event& ev = e.ev;
+    const auto& sigs = rules->signatures();
+    FailureFacts facts;
+    std::set<int> own;
+    for (const auto& h : e.hits) {
+      const SignatureRule& s = sigs[size_t(h.signature)];
+      if (s.benign || s.restart) continue;
+      own.insert(h.signature);
+      if (auto ms = h.captures.find("ran_ms"); ms != h.captures.end())
+        facts.waited = std::strtod(ms->second.c_str(), nullptr) / 1000;
+    }
+    // Its root causes: a cause that another of its own explains is its symptom (a DistBackendError
+    // naming an IB completion error is about the network, not about NCCL in general).
+    const std::vector<int> pointed = detail::CausesPointedAt(*rules, own);
+    for (int b : pointed)
+      if (std::none_of(pointed.begin(), pointed.end(),
+                       [&](int a) { return detail::CauseExplains(*rules, a, b); }))
+        facts.causes.push_back(b);
+    facts.pid = e.prefix_pid;
+    facts.clock = e.clock;
+    facts.untagged = !ev.process || ev.process->empty();
+    if (ev.process) facts.actor = ActorOfProcess(*ev.process);
+    return facts;
+  }
+
+  // A failure: into the window of the failure it belongs with (WindowForFailure), with the
+  // signals shortly before it.
+  void AddFailure(const EventContext& e) {
+    const ingest::Event& ev = e.ev;
+    const auto& sigs = rules->signatures();
+    const FailureFacts facts = FactsOf(e);
+    Window* w = WindowForFailure(e.stream, ev.source, ev.first_line, e.t, e.fatal_pid, facts);
     if (w->failures.empty() && w->hits.empty()) {
-      w->source = source;
+      w->source = e.source;
       w->source_id = ev.source;
       w->host = ev.host ? *ev.host : (options.host.empty() ? default_host : options.host);
     }
-    by_stream[stream] = w;
+    by_stream[e.stream] = w;
     // Signals that came shortly before, in this service, join the failure.
     for (auto p = pending.begin(); p != pending.end();) {
       // Same stream: anywhere in the signal window; another stream of the service: only close
       // by, as for failures.
       bool near = false;
-      const uint64_t reach = p->stream == stream ? kSignalLines : kJoinLines;
+      const uint64_t reach = p->stream == e.stream ? kSignalLines : kJoinLines;
       if (p->source_id == ev.source)
         near = ev.first_line >= p->rec.hit.line && ev.first_line - p->rec.hit.line <= reach;
-      if (t && p->time)
-        near = (p->source_id == ev.source ? near : true) &&
-               *t - *p->time <= (p->stream == stream ? options.quiet_gap_seconds : kJoinSeconds) &&
-               *t >= *p->time - 1;
+      if (e.t && p->time)
+        near =
+            (p->source_id == ev.source ? near : true) &&
+            *e.t - *p->time <= (p->stream == e.stream ? options.quiet_gap_seconds : kJoinSeconds) &&
+            *e.t >= *p->time - 1;
       if (near) {
         Touch(*w, p->rec.hit.line, p->rec.hit.line, p->time_text, p->time);
         if (w->hits.size() < max_hits_per_window) w->hits.push_back(std::move(p->rec));
@@ -659,41 +721,45 @@ struct Analyzer::Impl {
         ++p;
       }
     }
-    for (const auto& h : hits) {
+    for (const auto& h : e.hits) {
       const SignatureRule& s = sigs[size_t(h.signature)];
       if (s.benign || s.restart) continue;
-      const bool in_failure = s.fatal || traceback_failure;
-      if (w->hits.size() < max_hits_per_window) w->hits.push_back(record(h, in_failure));
+      const bool in_failure = s.fatal || e.traceback_failure;
+      if (w->hits.size() < max_hits_per_window) w->hits.push_back(RecordOf(e, h, in_failure));
     }
     detail::FailureRecord f;
-    f.source = source;
-    f.event = seq;
-    f.stream = stream;
-    f.definitive = fatal || uncaught;
+    f.source = e.source;
+    f.event = e.seq;
+    f.stream = e.stream;
+    f.definitive = e.fatal || e.uncaught;
     if (ev.kind == ingest::EventKind::kTraceback && !ev.exceptions.empty()) {
       const auto& last = ev.exceptions.back();
       f.terminal = last.message.empty() ? last.type : last.type + ": " + last.message;
     }
     // The line that shows the failure: the fatal hit, else the traceback's last line.
     size_t k = ev.lines.empty() ? 0 : ev.lines.size() - 1;
-    for (const auto& h : hits)
+    for (const auto& h : e.hits)
       if (sigs[size_t(h.signature)].fatal) k = h.line_index;
-    if (ev.kind == ingest::EventKind::kTraceback && !fatal) k = final_k;
+    if (ev.kind == ingest::EventKind::kTraceback && !e.fatal) k = e.final_k;
     f.line = k < ev.lines.size() ? ev.lines[k].number : ev.first_line;
-    f.text = display(k);
-    if (f.terminal.empty()) f.terminal = k < ev.lines.size() ? ev.lines[k].message : std::string(ev.Text());
+    f.text = e.Display(k);
+    if (f.terminal.empty())
+      f.terminal = k < ev.lines.size() ? ev.lines[k].message : std::string(ev.Text());
     f.actor = facts.actor;
     w->actors.Add(f.actor);
-    if (w->failures.size() < max_failures_per_window) w->failures.push_back(std::move(f));
-    else ++w->failures_dropped;
+    if (w->failures.size() < max_failures_per_window)
+      w->failures.push_back(std::move(f));
+    else
+      ++w->failures_dropped;
     if (w->first_observed.empty()) w->first_observed = detail::FirstObservedFailure(ev);
-    if (fatal || uncaught) w->ended_streams[stream] = ev.last_line;
-    if (!fatal_pid.empty() && w->pids.size() < max_failures_per_window) w->pids.insert(fatal_pid);
-    w->definitive |= fatal || uncaught;
-    if (!fatal && !uncaught) w->tentative_line = ev.last_line;
+    if (e.fatal || e.uncaught) w->ended_streams[e.stream] = ev.last_line;
+    if (!e.fatal_pid.empty() && w->pids.size() < max_failures_per_window)
+      w->pids.insert(e.fatal_pid);
+    w->definitive |= e.fatal || e.uncaught;
+    if (!e.fatal && !e.uncaught) w->tentative_line = ev.last_line;
     w->last_failure_line = std::max(w->last_failure_line, ev.last_line);
-    if (t) w->last_failure_time = t;
-    Touch(*w, ev.first_line, ev.last_line, ev.time, t);
+    if (e.t) w->last_failure_time = e.t;
+    Touch(*w, ev.first_line, ev.last_line, ev.time, e.t);
   }
 
   // A line that shows its process at work (a served request, a logged prompt, training
@@ -736,8 +802,8 @@ struct Analyzer::Impl {
           (!tail || p.rec.hit.line >= tail->rec.hit.line))
         tail = &p;
     if (!tail) return;
-    if (auto b = last_benign_line.find(source_id); b != last_benign_line.end() &&
-                                                   b->second > tail->rec.hit.line)
+    if (auto b = last_benign_line.find(source_id);
+        b != last_benign_line.end() && b->second > tail->rec.hit.line)
       return;
     const uint64_t tail_line = tail->rec.hit.line;
     Window& w = *WindowForEnd(*tail, source_id, stream);
@@ -803,7 +869,8 @@ struct Analyzer::Impl {
       }
       w->source = tail.rec.source;
       w->source_id = source_id;
-      w->host = tail.host.empty() ? (options.host.empty() ? default_host : options.host) : tail.host;
+      w->host =
+          tail.host.empty() ? (options.host.empty() ? default_host : options.host) : tail.host;
     }
     return w;
   }
@@ -843,7 +910,8 @@ void Analyzer::Add(const ingest::Event& event, std::string_view source_name) {
   if (impl_->options.service.empty()) impl_->options.service = ServiceFromSourceName(source_name);
   if (!impl_->pod_named) {
     impl_->pod_named = true;
-    if (auto p = ingest::PodLogPathOf(source_name)) impl_->pod = {p->pod_namespace, p->pod, p->container};
+    if (auto p = ingest::PodLogPathOf(source_name))
+      impl_->pod = {p->pod_namespace, p->pod, p->container};
   }
   impl_->Add(event, source_name);
 }
