@@ -50,15 +50,15 @@ constexpr size_t kMaxFactsBytes = 16 * 1024;      // a verification's facts (JSO
 constexpr size_t kMaxNoteBytes = 4096;            // a resolve note
 constexpr size_t kMaxVerifications = 32;          // verdicts per cause and occurrence
 
-#define TRIAGE_TRY(expr)              \
-  do {                                \
-    Status triage_s_ = (expr);        \
+#define TRIAGE_TRY(expr)                   \
+  do {                                     \
+    Status triage_s_ = (expr);             \
     if (!triage_s_.ok()) return triage_s_; \
   } while (0)
 
 // Prepares (or fetches from the cache) and binds nothing yet.
-#define TRIAGE_PREPARE(var, db, sql)        \
-  auto var##_r = (db).Prepare(sql);         \
+#define TRIAGE_PREPARE(var, db, sql)          \
+  auto var##_r = (db).Prepare(sql);           \
   if (!var##_r.ok()) return var##_r.status(); \
   StmtUse var(**var##_r)
 
@@ -361,17 +361,19 @@ Status UpsertVerification(Db& db, int64_t incident_id, const std::string& cause,
   return st->Run();
 }
 
-Status InsertEvidence(Db& db, int64_t incident_id, const char* occurrence,
-                      const std::string& cause, const std::string* symptom,
-                      const std::vector<core::Evidence>& evidence, RecordOutcome& outcome) {
+Status InsertEvidence(Db& db, int64_t incident_id, const char* occurrence, const std::string& cause,
+                      const std::string* symptom, const std::vector<core::Evidence>& evidence,
+                      RecordOutcome& outcome) {
   TRIAGE_PREPARE(st, db,
                  "INSERT INTO evidence (incident_id, occurrence, cause, symptom, seq, source, "
                  "line, excerpt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   for (size_t i = 0; i < evidence.size(); ++i) {
     const auto& e = evidence[i];
     st->Bind(1, incident_id).Bind(2, occurrence).Bind(3, cause);
-    if (symptom) st->Bind(4, *symptom);
-    else st->BindNull(4);
+    if (symptom)
+      st->Bind(4, *symptom);
+    else
+      st->BindNull(4);
     st->Bind(5, int64_t(i)).Bind(6, e.source).Bind(7, int64_t(e.line));
     st->Bind(8, e.text);
     TRIAGE_TRY(st->Run());
@@ -381,8 +383,8 @@ Status InsertEvidence(Db& db, int64_t incident_id, const char* occurrence,
   return Status::Ok();
 }
 
-Status InsertCauses(Db& db, int64_t incident_id, const core::Incident& inc,
-                    const char* occurrence, RecordOutcome& outcome) {
+Status InsertCauses(Db& db, int64_t incident_id, const core::Incident& inc, const char* occurrence,
+                    RecordOutcome& outcome) {
   TRIAGE_PREPARE(st, db,
                  "INSERT INTO hypotheses (incident_id, cause, rank, score, band, title, remedy, "
                  "captures, fingerprint_keys, independent, explained_by, verify) VALUES "
@@ -466,6 +468,114 @@ Status AddOccurrenceKey(Db& db, int64_t id, const std::string& key) {
   return st->Run();
 }
 
+// What the store already holds of an incident: its row, whether it was resolved, and whether
+// this very occurrence is among those filed (reading again anything stored changes no count
+// and no status).
+struct FiledIncident {
+  std::optional<int64_t> id;
+  bool was_resolved = false;
+  bool same_occurrence = false;
+};
+
+Result<FiledIncident> FindStored(Db& db, const std::string& fp, const std::string& key,
+                                 const core::Incident& whole) {
+  FiledIncident out;
+  {
+    TRIAGE_PREPARE(st, db,
+                   "SELECT id, CASE WHEN status = 'resolved' THEN 1 ELSE 0 END "
+                   "FROM incidents WHERE fingerprint = ?1");
+    st->Bind(1, fp);
+    auto row = st->Step();
+    if (!row.ok()) return row.status();
+    if (*row) {
+      out.id = st->Int(0);
+      out.was_resolved = st->Int(1) != 0;
+    }
+  }
+  // Every stored occurrence of the incident is compared, not only the latest.
+  if (!out.id) return out;
+  auto known = OccurrenceKnown(db, *out.id, key);
+  if (!known.ok()) return known.status();
+  out.same_occurrence = *known;
+  if (!out.same_occurrence) {
+    if (auto legacy = LegacyOccurrenceKey(whole)) {
+      known = OccurrenceKnown(db, *out.id, *legacy);
+      if (!known.ok()) return known.status();
+      out.same_occurrence = *known;
+    }
+  }
+  return out;
+}
+
+// A recurrence: the incident's row takes the latest occurrence; the hypotheses follow it, the
+// first occurrence's evidence stays, the previous latest's goes.
+Status UpdateRecurrence(Db& db, int64_t id, const core::Incident& inc, const std::string& seen) {
+  const core::Cause& top = inc.causes.front();
+  TRIAGE_PREPARE(st, db,
+                 "UPDATE incidents SET service = ?2, host = ?3, source = ?4, first_line = ?5, "
+                 "last_line = ?6, started = ?7, ended = ?8, top_cause = ?9, title = ?10, "
+                 "first_seen = CASE WHEN ?11 < first_seen THEN ?11 ELSE first_seen END, "
+                 "last_seen = CASE WHEN ?11 > last_seen THEN ?11 ELSE last_seen END, "
+                 "occurrences = occurrences + 1, "
+                 "status = CASE status WHEN 'resolved' THEN 'reopened' ELSE status END "
+                 "WHERE id = ?1");
+  st->Bind(1, id).Bind(2, inc.service).Bind(3, inc.host).Bind(4, inc.source);
+  st->Bind(5, int64_t(inc.first_line)).Bind(6, int64_t(inc.last_line));
+  st->Bind(7, inc.started).Bind(8, inc.ended).Bind(9, top.cause).Bind(10, top.title);
+  st->Bind(11, seen);
+  TRIAGE_TRY(st->Run());
+  TRIAGE_PREPARE(del_h, db, "DELETE FROM hypotheses WHERE incident_id = ?1");
+  del_h->Bind(1, id);
+  TRIAGE_TRY(del_h->Run());
+  TRIAGE_PREPARE(del_e, db,
+                 "DELETE FROM evidence WHERE incident_id = ?1 AND occurrence = 'latest'");
+  del_e->Bind(1, id);
+  TRIAGE_TRY(del_e->Run());
+  return Status::Ok();
+}
+
+// A new occurrence of incident `id`: its key, its host, a reopening, its pod, its causes and the
+// day it counts for.
+Status AddOccurrence(Db& db, int64_t id, const core::Incident& inc, const std::string& key,
+                     const std::string& seen, const std::string& now, bool reopened,
+                     const char* occurrence, RecordOutcome& outcome) {
+  TRIAGE_TRY(AddOccurrenceKey(db, id, key));
+  TRIAGE_PREPARE(hosts, db,
+                 "INSERT INTO incident_hosts (incident_id, host, occurrences, first_seen, "
+                 "last_seen) VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (incident_id, host) DO "
+                 "UPDATE SET occurrences = incident_hosts.occurrences + 1, "
+                 "first_seen = CASE WHEN ?3 < incident_hosts.first_seen THEN ?3 "
+                 "ELSE incident_hosts.first_seen END, "
+                 "last_seen = CASE WHEN ?3 > incident_hosts.last_seen THEN ?3 "
+                 "ELSE incident_hosts.last_seen END");
+  hosts->Bind(1, id).Bind(2, inc.host).Bind(3, seen);
+  TRIAGE_TRY(hosts->Run());
+  if (reopened) {
+    TRIAGE_PREPARE(act, db,
+                   "INSERT INTO activity (incident_id, time, action, note) "
+                   "VALUES (?1, ?2, 'reopened', '')");
+    act->Bind(1, id).Bind(2, now);
+    TRIAGE_TRY(act->Run());
+  }
+  if (!inc.pod.empty()) {
+    // The pod of the latest occurrence (a recurrence may come from another pod of the same
+    // workload).
+    TRIAGE_PREPARE(st, db,
+                   "UPDATE incidents SET pod_namespace = ?2, pod = ?3, container = ?4 "
+                   "WHERE id = ?1");
+    st->Bind(1, id).Bind(2, inc.pod.pod_namespace).Bind(3, inc.pod.pod);
+    st->Bind(4, inc.pod.container);
+    TRIAGE_TRY(st->Run());
+  }
+  TRIAGE_TRY(InsertCauses(db, id, inc, occurrence, outcome));
+  TRIAGE_PREPARE(st, db,
+                 "INSERT INTO occurrences (incident_id, day, count) VALUES (?1, ?2, 1) "
+                 "ON CONFLICT (incident_id, day) DO UPDATE SET count = occurrences.count + 1");
+  st->Bind(1, id).Bind(2, seen.substr(0, 10));
+  TRIAGE_TRY(st->Run());
+  return Status::Ok();
+}
+
 // Files one incident inside the caller's write transaction; returns its id.
 Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string& now,
                           RecordOutcome& outcome) {
@@ -481,35 +591,10 @@ Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string
   }
   const core::Cause& top = inc.causes.front();
 
-  std::optional<int64_t> existing;
-  bool was_resolved = false;
-  {
-    TRIAGE_PREPARE(st, db,
-                   "SELECT id, CASE WHEN status = 'resolved' THEN 1 ELSE 0 END "
-                   "FROM incidents WHERE fingerprint = ?1");
-    st->Bind(1, fp);
-    auto row = st->Step();
-    if (!row.ok()) return row.status();
-    if (*row) {
-      existing = st->Int(0);
-      was_resolved = st->Int(1) != 0;
-    }
-  }
-  // Every stored occurrence of the incident is compared, not only the latest: reading again
-  // anything stored changes no count and no status.
-  bool same_occurrence = false;
-  if (existing) {
-    auto known = OccurrenceKnown(db, *existing, key);
-    if (!known.ok()) return known.status();
-    same_occurrence = *known;
-    if (!same_occurrence) {
-      if (auto legacy = LegacyOccurrenceKey(whole)) {
-        known = OccurrenceKnown(db, *existing, *legacy);
-        if (!known.ok()) return known.status();
-        same_occurrence = *known;
-      }
-    }
-  }
+  auto stored = FindStored(db, fp, key, whole);
+  if (!stored.ok()) return stored.status();
+  const std::optional<int64_t> existing = stored->id;
+  const bool was_resolved = stored->was_resolved, same_occurrence = stored->same_occurrence;
 
   int64_t id = 0;
   const char* occurrence = "first";
@@ -538,66 +623,12 @@ Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string
     ++outcome.recurrences;
     outcome.filed.push_back(RecordOutcome::Filed::kRecurrence);
     if (was_resolved) ++outcome.reopened;
-    TRIAGE_PREPARE(st, db,
-                   "UPDATE incidents SET service = ?2, host = ?3, source = ?4, first_line = ?5, "
-                   "last_line = ?6, started = ?7, ended = ?8, top_cause = ?9, title = ?10, "
-                   "first_seen = CASE WHEN ?11 < first_seen THEN ?11 ELSE first_seen END, "
-                   "last_seen = CASE WHEN ?11 > last_seen THEN ?11 ELSE last_seen END, "
-                   "occurrences = occurrences + 1, "
-                   "status = CASE status WHEN 'resolved' THEN 'reopened' ELSE status END "
-                   "WHERE id = ?1");
-    st->Bind(1, id).Bind(2, inc.service).Bind(3, inc.host).Bind(4, inc.source);
-    st->Bind(5, int64_t(inc.first_line)).Bind(6, int64_t(inc.last_line));
-    st->Bind(7, inc.started).Bind(8, inc.ended).Bind(9, top.cause).Bind(10, top.title);
-    st->Bind(11, seen);
-    TRIAGE_TRY(st->Run());
-    // The hypotheses follow the latest occurrence; the first occurrence's evidence stays, the
-    // previous latest's goes.
-    TRIAGE_PREPARE(del_h, db, "DELETE FROM hypotheses WHERE incident_id = ?1");
-    del_h->Bind(1, id);
-    TRIAGE_TRY(del_h->Run());
-    TRIAGE_PREPARE(del_e, db,
-                   "DELETE FROM evidence WHERE incident_id = ?1 AND occurrence = 'latest'");
-    del_e->Bind(1, id);
-    TRIAGE_TRY(del_e->Run());
+    TRIAGE_TRY(UpdateRecurrence(db, id, inc, seen));
   }
 
-  if (!same_occurrence) {
-    TRIAGE_TRY(AddOccurrenceKey(db, id, key));
-    TRIAGE_PREPARE(hosts, db,
-                   "INSERT INTO incident_hosts (incident_id, host, occurrences, first_seen, "
-                   "last_seen) VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (incident_id, host) DO "
-                   "UPDATE SET occurrences = incident_hosts.occurrences + 1, "
-                   "first_seen = CASE WHEN ?3 < incident_hosts.first_seen THEN ?3 "
-                   "ELSE incident_hosts.first_seen END, "
-                   "last_seen = CASE WHEN ?3 > incident_hosts.last_seen THEN ?3 "
-                   "ELSE incident_hosts.last_seen END");
-    hosts->Bind(1, id).Bind(2, inc.host).Bind(3, seen);
-    TRIAGE_TRY(hosts->Run());
-    if (existing && was_resolved) {
-      TRIAGE_PREPARE(act, db,
-                     "INSERT INTO activity (incident_id, time, action, note) "
-                     "VALUES (?1, ?2, 'reopened', '')");
-      act->Bind(1, id).Bind(2, now);
-      TRIAGE_TRY(act->Run());
-    }
-    if (!inc.pod.empty()) {
-      // The pod of the latest occurrence (a recurrence may come from another pod of the same
-      // workload).
-      TRIAGE_PREPARE(st, db,
-                     "UPDATE incidents SET pod_namespace = ?2, pod = ?3, container = ?4 "
-                     "WHERE id = ?1");
-      st->Bind(1, id).Bind(2, inc.pod.pod_namespace).Bind(3, inc.pod.pod);
-      st->Bind(4, inc.pod.container);
-      TRIAGE_TRY(st->Run());
-    }
-    TRIAGE_TRY(InsertCauses(db, id, inc, occurrence, outcome));
-    TRIAGE_PREPARE(st, db,
-                   "INSERT INTO occurrences (incident_id, day, count) VALUES (?1, ?2, 1) "
-                   "ON CONFLICT (incident_id, day) DO UPDATE SET count = occurrences.count + 1");
-    st->Bind(1, id).Bind(2, seen.substr(0, 10));
-    TRIAGE_TRY(st->Run());
-  }
+  if (!same_occurrence)
+    TRIAGE_TRY(
+        AddOccurrence(db, id, inc, key, seen, now, existing && was_resolved, occurrence, outcome));
   for (const auto& c : inc.causes) {
     for (const auto& v : c.verifications) TRIAGE_TRY(UpsertVerification(db, id, c.cause, v, now));
   }
@@ -712,29 +743,37 @@ Result<std::vector<StatsRow>> StatsRows(Db& db, const std::string& sql) {
 
 namespace detail {
 
-Result<StoredIncident> ReadIncident(Db& db, int64_t id) {
-  StoredIncident out;
+// The incident's own row (its summary, where and when) and its pod.
+Status ReadIncidentRow(Db& db, int64_t id, StoredIncident& out) {
   core::Incident& inc = out.incident;
-  {
-    TRIAGE_PREPARE(st, db,
-                   std::string("SELECT ") + kSummaryColumns +
-                       ", source, first_line, last_line, started, ended FROM incidents "
-                       "WHERE id = ?1");
-    st->Bind(1, id);
-    auto row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return Status::NotFound("incident " + std::to_string(id) + ": no such incident");
-    out.summary = SummaryFromRow(*st);
-    inc.id = id;
-    inc.fingerprint = out.summary.fingerprint;
-    inc.service = out.summary.service;
-    inc.host = out.summary.host;
-    inc.source = st->Text(12);
-    inc.first_line = uint64_t(st->Int(13));
-    inc.last_line = uint64_t(st->Int(14));
-    inc.started = st->OptText(15);
-    inc.ended = st->OptText(16);
-  }
+  TRIAGE_PREPARE(st, db,
+                 std::string("SELECT ") + kSummaryColumns +
+                     ", source, first_line, last_line, started, ended FROM incidents "
+                     "WHERE id = ?1");
+  st->Bind(1, id);
+  auto row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return Status::NotFound("incident " + std::to_string(id) + ": no such incident");
+  out.summary = SummaryFromRow(*st);
+  inc.id = id;
+  inc.fingerprint = out.summary.fingerprint;
+  inc.service = out.summary.service;
+  inc.host = out.summary.host;
+  inc.source = st->Text(12);
+  inc.first_line = uint64_t(st->Int(13));
+  inc.last_line = uint64_t(st->Int(14));
+  inc.started = st->OptText(15);
+  inc.ended = st->OptText(16);
+  TRIAGE_PREPARE(pod, db, "SELECT pod_namespace, pod, container FROM incidents WHERE id = ?1");
+  pod->Bind(1, id);
+  auto pod_row = pod->Step();
+  if (!pod_row.ok()) return pod_row.status();
+  if (*pod_row) inc.pod = {pod->Text(0), pod->Text(1), pod->Text(2)};
+  return Status::Ok();
+}
+
+// The hosts it was seen on and what was done with it.
+Status ReadHostsAndActivity(Db& db, int64_t id, StoredIncident& out) {
   {
     TRIAGE_PREPARE(st, db,
                    "SELECT host, occurrences, first_seen, last_seen FROM incident_hosts "
@@ -752,13 +791,11 @@ Result<StoredIncident> ReadIncident(Db& db, int64_t id) {
       out.activity.push_back({r.Text(0), r.Text(1), r.Text(2)});
     }));
   }
-  {
-    TRIAGE_PREPARE(st, db, "SELECT pod_namespace, pod, container FROM incidents WHERE id = ?1");
-    st->Bind(1, id);
-    auto row = st->Step();
-    if (!row.ok()) return row.status();
-    if (*row) inc.pod = {st->Text(0), st->Text(1), st->Text(2)};
-  }
+  return Status::Ok();
+}
+
+// Its root causes with their symptoms (roots sort first), captures, keys and checks.
+Status ReadCauses(Db& db, int64_t id, core::Incident& inc) {
   struct Row {
     int64_t hid;
     core::Cause cause;
@@ -812,59 +849,77 @@ Result<StoredIncident> ReadIncident(Db& db, int64_t id) {
     root_index[r.hid] = inc.causes.size();
     inc.causes.push_back(std::move(r.cause));
   }
-  auto find_cause = [&](const std::string& name) -> core::Cause* {
-    for (auto& c : inc.causes)
-      if (c.cause == name) return &c;
-    return nullptr;
-  };
-  {
-    // 'first' sorts before 'latest': the first occurrence's lines, then the latest's, each
-    // line once.
-    TRIAGE_PREPARE(st, db,
-                   "SELECT cause, symptom, source, line, excerpt FROM evidence "
-                   "WHERE incident_id = ?1 ORDER BY occurrence, seq, id");
-    st->Bind(1, id);
-    std::set<std::tuple<const void*, std::string, uint64_t, std::string>> seen;
-    for (;;) {
-      auto row = st->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      core::Cause* c = find_cause(st->Text(0));
-      if (!c) continue;  // evidence of a cause the latest occurrence no longer has
-      std::vector<core::Evidence>* list = &c->evidence;
-      if (!st->IsNull(1)) {
-        list = nullptr;
-        const std::string symptom = st->Text(1);
-        for (auto& s : c->symptoms)
-          if (s.cause == symptom) list = &s.evidence;
-        if (!list) continue;
-      }
-      core::Evidence e{st->Text(2), uint64_t(st->Int(3)), st->Text(4)};
-      if (!seen.emplace(list, e.source, e.line, e.text).second) continue;
-      list->push_back(std::move(e));
+  return Status::Ok();
+}
+
+core::Cause* FindCause(core::Incident& inc, const std::string& name) {
+  for (auto& c : inc.causes)
+    if (c.cause == name) return &c;
+  return nullptr;
+}
+
+// The evidence lines of each cause and symptom: the first occurrence's, then the latest's, each
+// line once.
+Status ReadEvidence(Db& db, int64_t id, core::Incident& inc) {
+  // 'first' sorts before 'latest'.
+  TRIAGE_PREPARE(st, db,
+                 "SELECT cause, symptom, source, line, excerpt FROM evidence "
+                 "WHERE incident_id = ?1 ORDER BY occurrence, seq, id");
+  st->Bind(1, id);
+  std::set<std::tuple<const void*, std::string, uint64_t, std::string>> seen;
+  for (;;) {
+    auto row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    core::Cause* c = FindCause(inc, st->Text(0));
+    if (!c) continue;  // evidence of a cause the latest occurrence no longer has
+    std::vector<core::Evidence>* list = &c->evidence;
+    if (!st->IsNull(1)) {
+      list = nullptr;
+      const std::string symptom = st->Text(1);
+      for (auto& s : c->symptoms)
+        if (s.cause == symptom) list = &s.evidence;
+      if (!list) continue;
     }
+    core::Evidence e{st->Text(2), uint64_t(st->Int(3)), st->Text(4)};
+    if (!seen.emplace(list, e.source, e.line, e.text).second) continue;
+    list->push_back(std::move(e));
   }
-  {
-    TRIAGE_PREPARE(st, db,
-                   "SELECT cause, verifier, verdict, reason, facts, host, ms FROM verifications "
-                   "WHERE incident_id = ?1 ORDER BY id");
-    st->Bind(1, id);
-    for (;;) {
-      auto row = st->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      core::Cause* c = find_cause(st->Text(0));
-      if (!c) continue;
-      core::Verification v;
-      v.verifier = st->Text(1);
-      v.verdict = VerdictFromName(st->Text(2));
-      v.reason = st->Text(3);
-      v.facts_json = st->Text(4);
-      v.host = st->Text(5);
-      v.ms = st->Int(6);
-      c->verifications.push_back(std::move(v));
-    }
+
+  return Status::Ok();
+}
+
+Status ReadVerifications(Db& db, int64_t id, core::Incident& inc) {
+  TRIAGE_PREPARE(st, db,
+                 "SELECT cause, verifier, verdict, reason, facts, host, ms FROM verifications "
+                 "WHERE incident_id = ?1 ORDER BY id");
+  st->Bind(1, id);
+  for (;;) {
+    auto row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    core::Cause* c = FindCause(inc, st->Text(0));
+    if (!c) continue;
+    core::Verification v;
+    v.verifier = st->Text(1);
+    v.verdict = VerdictFromName(st->Text(2));
+    v.reason = st->Text(3);
+    v.facts_json = st->Text(4);
+    v.host = st->Text(5);
+    v.ms = st->Int(6);
+    c->verifications.push_back(std::move(v));
   }
+
+  return Status::Ok();
+}
+
+Result<StoredIncident> ReadIncident(Db& db, int64_t id) {
+  StoredIncident out;
+  TRIAGE_TRY(ReadIncidentRow(db, id, out));
+  TRIAGE_TRY(ReadHostsAndActivity(db, id, out));
+  TRIAGE_TRY(ReadCauses(db, id, out.incident));
+  TRIAGE_TRY(ReadEvidence(db, id, out.incident));
+  TRIAGE_TRY(ReadVerifications(db, id, out.incident));
   return out;
 }
 
@@ -1006,7 +1061,8 @@ Result<Store> Store::Open(const std::string& path, const StoreOptions& options) 
   if (options.max_size_bytes > 0) {
     auto page = d.QueryInt("PRAGMA page_size");
     if (!page.ok()) return page.status().Annotate(what);
-    const int64_t pages = std::max<int64_t>(1, options.max_size_bytes / std::max<int64_t>(*page, 512));
+    const int64_t pages =
+        std::max<int64_t>(1, options.max_size_bytes / std::max<int64_t>(*page, 512));
     // PRAGMAs take no parameters; the value is a number computed here, not text from outside.
     TRIAGE_TRY(d.Exec(("PRAGMA max_page_count = " + std::to_string(pages)).c_str(), what));
   }
@@ -1043,7 +1099,8 @@ Result<RecordOutcome> Store::Record(std::vector<core::Incident>& incidents,
   if (!c.ok()) return c.Annotate("storing incidents");
   for (size_t i = 0; i < incidents.size(); ++i) {
     incidents[i].id = ids[i];
-    if (incidents[i].fingerprint.empty()) incidents[i].fingerprint = core::Fingerprint(incidents[i]);
+    if (incidents[i].fingerprint.empty())
+      incidents[i].fingerprint = core::Fingerprint(incidents[i]);
   }
   return outcome;
 }
@@ -1273,10 +1330,9 @@ Result<std::optional<SourceCheckpoint>> Store::GetCheckpoint(const std::string& 
   auto row = st->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<SourceCheckpoint>();
-  return std::optional<SourceCheckpoint>(
-      SourceCheckpoint{st->Text(0), uint64_t(st->Int(1)), uint64_t(st->Int(2)), st->Text(3),
-                       uint64_t(st->Int(4)), uint64_t(st->Int(5)), uint64_t(st->Int(6)),
-                       uint64_t(st->Int(7))});
+  return std::optional<SourceCheckpoint>(SourceCheckpoint{
+      st->Text(0), uint64_t(st->Int(1)), uint64_t(st->Int(2)), st->Text(3), uint64_t(st->Int(4)),
+      uint64_t(st->Int(5)), uint64_t(st->Int(6)), uint64_t(st->Int(7))});
 }
 
 Result<std::vector<SourceCheckpoint>> Store::ListCheckpoints() {
