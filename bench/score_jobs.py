@@ -8,24 +8,23 @@ A job is right when the first incident's first cause has the labelled taxonomy i
 right when the incident names the labelled rank as its first actor, and the job is one incident.
 """
 import json
+import re
 import os
 import subprocess
 import sys
 
 
-def taxonomy_id(cause):
-    known = ["cuda.toolkit_too_old_for_arch", "cuda.no_kernel_image", "cuda.driver_too_old",
-             "lib.arch_unsupported", "cuda.oom", "host.oom_killed", "python.symbol_missing",
-             "python.module_missing", "native.undefined_symbol", "native.lib_not_found",
-             "jit.build_failed", "cuda.illegal_memory_access", "nccl.failure", "gpu.hardware_fault",
-             "net.port_in_use", "native.crash", "engine.model_unsupported", "cuda.no_device",
-             "python.version_conflict", "host.disk_full", "host.shm_exhausted", "model.load_failed",
-             "config.invalid", "host.permission", "unclassified"]
-    best = cause
-    for k in known:
+def taxonomy_ids(root):
+    """The taxonomy's ids, as rules/taxonomy.toml lists them."""
+    with open(os.path.join(root, "rules", "taxonomy.toml")) as f:
+        return re.findall(r'^id\s*=\s*"([^"]+)"', f.read(), re.M)
+
+
+def taxonomy_id(cause, known):
+    for k in sorted(known, key=len, reverse=True):
         if cause == k or cause.startswith(k + "."):
             return k
-    return best
+    return cause
 
 
 def analyze(triage, paths):
@@ -36,18 +35,19 @@ def analyze(triage, paths):
     return json.loads(p.stdout)
 
 
-def verdict(doc, label, rank):
+def verdict(doc, label, rank, known):
     if not doc or not doc.get("incidents"):
         return False, False, 0, "-", "-"
     inc = doc["incidents"]
     first = inc[0]
-    cause = taxonomy_id(first["causes"][0]["cause"]) if first.get("causes") else "-"
+    cause = taxonomy_id(first["causes"][0]["cause"], known) if first.get("causes") else "-"
     actor = first.get("first_actor", "-")
     return cause == label, actor == "rank %d" % rank and len(inc) == 1, len(inc), cause, actor
 
 
 def main():
     triage = sys.argv[1]
+    known = taxonomy_ids(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     jobs = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "jobs")
     totals = {"combined": [0, 0], "files": [0, 0]}
     n = 0
@@ -62,7 +62,7 @@ def main():
         for mode, paths in (("combined", [os.path.join(d, "combined.log")]), ("files", sorted(files))):
             if not paths:
                 continue
-            ok, rank_ok, k, cause, actor = verdict(analyze(triage, paths), c["labels"][0], c["first_rank"])
+            ok, rank_ok, k, cause, actor = verdict(analyze(triage, paths), c["labels"][0], c["first_rank"], known)
             totals[mode][0] += ok
             totals[mode][1] += rank_ok
             print("%-22s %-8s cause %-28s %s  first %-8s %s  incidents %d" % (

@@ -266,6 +266,17 @@ size_t ParseClock(std::string_view s, size_t i, Envelope* env) {
 }
 
 // ISO 8601 date-time at s[i]: YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|+hh:mm|+hhmm].
+// The fraction of a second after a clock at s[e] (".123", and ",123" where `comma` allows it)
+// appended to the envelope's time as ".123"; returns where it ends (e when there is none).
+size_t AppendFraction(std::string_view s, size_t e, Envelope& env, bool comma) {
+  if (!(At(s, e, '.') || (comma && At(s, e, ','))) || e + 1 >= s.size() || !IsDigit(s[e + 1])) return e;
+  const size_t frac = e + 1;
+  for (e = frac; e < s.size() && IsDigit(s[e]);) ++e;
+  env.TimeChar('.');
+  env.TimeAppend(s.substr(frac, e - frac));
+  return e;
+}
+
 // trantor's (drogon, cortex.cpp) "YYYYMMDD HH:MM:SS[.ffffff]", read into the ISO form.
 size_t ParseCompactDate(std::string_view s, size_t i, Envelope& env) {
   if (i > s.size() || s.size() - i < 17 || !Digits(s, i, 8) || s[i + 8] != ' ') return npos;
@@ -277,13 +288,7 @@ size_t ParseCompactDate(std::string_view s, size_t i, Envelope& env) {
   std::memcpy(iso + 11, p + 9, 8);
   std::memcpy(env.time, iso, 19);
   env.time_len = 19;
-  size_t e = i + 17;
-  if (At(s, e, '.') && e + 1 < s.size() && IsDigit(s[e + 1])) {
-    const size_t frac = e + 1;
-    for (e = frac; e < s.size() && IsDigit(s[e]);) ++e;
-    env.TimeChar('.');
-    env.TimeAppend(s.substr(frac, e - frac));
-  }
+  const size_t e = AppendFraction(s, i + 17, env, false);
   env.header = true;
   return e;
 }
@@ -320,13 +325,7 @@ size_t ParseIso(std::string_view s, size_t i, Envelope& env) {
   env.time[10] = 'T';
   std::memcpy(env.time + 11, p + 11, 8);
   env.time_len = 19;
-  size_t e = i + 19;
-  if ((At(s, e, '.') || At(s, e, ',')) && e + 1 < s.size() && IsDigit(s[e + 1])) {
-    const size_t frac = e + 1;
-    for (e = frac; e < s.size() && IsDigit(s[e]);) ++e;
-    env.TimeChar('.');
-    env.TimeAppend(s.substr(frac, e - frac));
-  }
+  size_t e = AppendFraction(s, i + 19, env, true);
   if (At(s, e, 'Z')) {
     env.TimeChar('Z');
     ++e;

@@ -660,6 +660,19 @@ struct Analyzer::Impl {
     }
   }
 
+  // The causes that signatures `own` point at, less those another of them explains (a
+  // DistBackendError naming an IB completion error is about the network, not about NCCL in
+  // general).
+  std::vector<int> RootCausesOf(const std::set<int>& own) const {
+    const std::vector<int> pointed = detail::CausesPointedAt(*rules, own);
+    std::vector<int> roots;
+    for (int b : pointed)
+      if (std::none_of(pointed.begin(), pointed.end(),
+                       [&](int a) { return detail::CauseExplains(*rules, a, b); }))
+        roots.push_back(b);
+    return roots;
+  }
+
   // What the failure is about, for joining it to a window (Linked).
   FailureFacts FactsOf(const EventContext& e) const {
     const ingest::Event& ev = e.ev;
@@ -675,11 +688,7 @@ struct Analyzer::Impl {
     }
     // Its root causes: a cause that another of its own explains is its symptom (a DistBackendError
     // naming an IB completion error is about the network, not about NCCL in general).
-    const std::vector<int> pointed = detail::CausesPointedAt(*rules, own);
-    for (int b : pointed)
-      if (std::none_of(pointed.begin(), pointed.end(),
-                       [&](int a) { return detail::CauseExplains(*rules, a, b); }))
-        facts.causes.push_back(b);
+    facts.causes = RootCausesOf(own);
     facts.pid = e.prefix_pid;
     facts.clock = e.clock;
     facts.untagged = !ev.process || ev.process->empty();
@@ -850,11 +859,7 @@ struct Analyzer::Impl {
       if (p.source_id == source_id && (!stream || p.stream == *stream) && p.stream == tail.stream &&
           p.rec.hit.line <= tail.rec.hit.line && tail.rec.hit.line - p.rec.hit.line <= kTailLines)
         own.insert(p.rec.hit.signature);
-    const std::vector<int> pointed = detail::CausesPointedAt(*rules, own);
-    for (int b : pointed)
-      if (std::none_of(pointed.begin(), pointed.end(),
-                       [&](int a) { return detail::CauseExplains(*rules, a, b); }))
-        facts.causes.push_back(b);
+    facts.causes = RootCausesOf(own);
     const std::string process = tail.stream.substr(tail.stream.find('|') + 1);
     facts.untagged = process.empty();
     facts.actor = ActorOfProcess(process);

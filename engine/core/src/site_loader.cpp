@@ -19,17 +19,6 @@ std::string detail::SiteSignatureId(const std::string& project, std::string_view
   return "site." + project + "." + name + (hint ? ".hint" : "");
 }
 
-// The bytes of a file; false when it cannot be read.
-static bool ReadWholeFile(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  in.seekg(0, std::ios::end);
-  out.resize(size_t(std::max<std::streamoff>(0, in.tellg())));
-  in.seekg(0);
-  in.read(out.data(), std::streamsize(out.size()));
-  return bool(in);
-}
-
 const std::vector<SiteTable>& RuleSet::site_tables() const {
   std::call_once(site_rows_once_, [this] { ReadSiteRows(); });
   return site_tables_;
@@ -126,13 +115,14 @@ void RuleSetBuilder::LoadSites(const std::string& folder) {
     SiteTable table = ParseSiteTable(f, head, faults, true);
     if (table.signature_keys.empty()) {
       // No `# causes:` line: the rows are read now, to learn them.
-      std::string bytes;
-      if (!ReadWholeFile(f, bytes)) {
+      std::shared_ptr<const void> owner;
+      std::string_view bytes;
+      if (!MapSiteFile(f, owner, bytes)) {
         Fault(f, 0, "cannot read");
         continue;
       }
       faults.clear();
-      table = ParseSiteTable(f, std::move(bytes), faults);
+      table = ParseSiteTable(f, std::move(owner), bytes, faults);
       std::set<std::string> keys;
       for (const auto& r : table.rows)
         if (std::string k = SiteSignatureKey(r); !k.empty()) keys.insert(k);

@@ -507,10 +507,19 @@ Result<FiledIncident> FindStored(Db& db, const std::string& fp, const std::strin
   return out;
 }
 
+// The incident row's columns ?2 to ?11 (service to title, then the time it was seen), as the
+// insert of a new incident and the update of a recurrence both write them.
+void BindIncidentRow(Stmt& st, const core::Incident& inc, const std::string& seen) {
+  const core::Cause& top = inc.causes.front();
+  st.Bind(2, inc.service).Bind(3, inc.host).Bind(4, inc.source);
+  st.Bind(5, int64_t(inc.first_line)).Bind(6, int64_t(inc.last_line));
+  st.Bind(7, inc.started).Bind(8, inc.ended).Bind(9, top.cause).Bind(10, top.title);
+  st.Bind(11, seen);
+}
+
 // A recurrence: the incident's row takes the latest occurrence; the hypotheses follow it, the
 // first occurrence's evidence stays, the previous latest's goes.
 Status UpdateRecurrence(Db& db, int64_t id, const core::Incident& inc, const std::string& seen) {
-  const core::Cause& top = inc.causes.front();
   TRIAGE_PREPARE(st, db,
                  "UPDATE incidents SET service = ?2, host = ?3, source = ?4, first_line = ?5, "
                  "last_line = ?6, started = ?7, ended = ?8, top_cause = ?9, title = ?10, "
@@ -519,10 +528,8 @@ Status UpdateRecurrence(Db& db, int64_t id, const core::Incident& inc, const std
                  "occurrences = occurrences + 1, "
                  "status = CASE status WHEN 'resolved' THEN 'reopened' ELSE status END "
                  "WHERE id = ?1");
-  st->Bind(1, id).Bind(2, inc.service).Bind(3, inc.host).Bind(4, inc.source);
-  st->Bind(5, int64_t(inc.first_line)).Bind(6, int64_t(inc.last_line));
-  st->Bind(7, inc.started).Bind(8, inc.ended).Bind(9, top.cause).Bind(10, top.title);
-  st->Bind(11, seen);
+  st->Bind(1, id);
+  BindIncidentRow(*st, inc, seen);
   TRIAGE_TRY(st->Run());
   TRIAGE_PREPARE(del_h, db, "DELETE FROM hypotheses WHERE incident_id = ?1");
   del_h->Bind(1, id);
@@ -589,7 +596,6 @@ Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string
   } else if (inc.ended) {
     if (auto t = NormalizeTime(*inc.ended)) seen = *t;
   }
-  const core::Cause& top = inc.causes.front();
 
   auto stored = FindStored(db, fp, key, whole);
   if (!stored.ok()) return stored.status();
@@ -604,10 +610,8 @@ Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string
                    "last_line, started, ended, top_cause, title, first_seen, last_seen, "
                    "occurrences, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
                    "?11, 1, 'open') RETURNING id");
-    st->Bind(1, fp).Bind(2, inc.service).Bind(3, inc.host).Bind(4, inc.source);
-    st->Bind(5, int64_t(inc.first_line)).Bind(6, int64_t(inc.last_line));
-    st->Bind(7, inc.started).Bind(8, inc.ended).Bind(9, top.cause).Bind(10, top.title);
-    st->Bind(11, seen);
+    st->Bind(1, fp);
+    BindIncidentRow(*st, inc, seen);
     auto inserted = st->Step();
     if (!inserted.ok()) return inserted.status();
     id = st->Int(0);
