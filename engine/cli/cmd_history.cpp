@@ -24,6 +24,7 @@ int RunHistory(const std::vector<std::string>& argv) {
       .Option("service", "S", "only this service")
       .Option("cause", "ID", "only incidents with this root cause (or a prefix: 'cuda')")
       .Option("status", "STATUS", "only incidents open, resolved or reopened")
+      .Option("known-bug", "ID", "only incidents a known bug fits: its id (vllm#8735), 'any', or 'fixed' (seen on a release at or past the bug's fix)")
       .Option("limit", "N", "at most N incidents (default 50; 0: all)", 'n')
       .Flag("json", "print {\"incidents\": [...]} instead of a table");
   AddDatabaseOptions(args);
@@ -58,6 +59,7 @@ int RunHistory(const std::vector<std::string>& argv) {
   }
   filter.service = args.Get("service");
   filter.cause = args.Get("cause");
+  filter.known_bug = args.Get("known-bug");
   if (auto status = args.Get("status")) {
     if (*status != "open" && *status != "resolved" && *status != "reopened") {
       PrintError("history", "--status is open, resolved or reopened, not '" + *status + "'");

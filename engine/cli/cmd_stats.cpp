@@ -82,6 +82,8 @@ int RunStats(const std::vector<std::string>& argv) {
     WriteRows(w, "by_day", "day", stats->by_day);
     w.Key("hosts").Int(stats->hosts);
     WriteRows(w, "by_host", "host", stats->by_host);
+    WriteRows(w, "by_known_bug", "known_bug", stats->by_known_bug);
+    WriteRows(w, "known_bug_after_fix", "known_bug", stats->known_bug_after_fix);
     w.EndObject();
     std::cout << w.str() << "\n";
     return kExitOk;
@@ -92,8 +94,11 @@ int RunStats(const std::vector<std::string>& argv) {
   if (stats->incidents == 0) return kExitOk;
   std::cout << "\n" << RenderRows("CAUSE", stats->by_cause, 30) << "\n"
             << RenderRows("SERVICE", stats->by_service, 30) << "\n"
-            << RenderRows("HOST", stats->by_host, 30) << "\n"
-            << RenderRows("DAY", stats->by_day, days);
+            << RenderRows("HOST", stats->by_host, 30) << "\n";
+  if (!stats->by_known_bug.empty()) std::cout << RenderRows("KNOWN BUG", stats->by_known_bug, 30) << "\n";
+  if (!stats->known_bug_after_fix.empty())
+    std::cout << RenderRows("KNOWN BUG, AFTER ITS FIX", stats->known_bug_after_fix, 30) << "\n";
+  std::cout << RenderRows("DAY", stats->by_day, days);
   return kExitOk;
 }
 

@@ -25,7 +25,7 @@ for f in ./usr/bin/triage ./usr/share/triage/rules/cuda.toml ./usr/share/triage/
          ./usr/share/doc/triage/docs/rule-format.md; do
   grep -qx -- "$f" "$work/files" || fail "$f is not in the package"
 done
-shipped=$(ls "$source"/rules/*.toml "$source"/rules/sites/*.toml "$source"/rules/sites/*.tsv | wc -l)
+shipped=$(ls "$source"/rules/*.toml "$source"/rules/sites/*.toml "$source"/rules/sites/*.tsv "$source"/rules/known_bugs/*.toml | wc -l)
 packed=$(grep -cE '^\./usr/share/triage/rules/.*\.(toml|tsv)$' "$work/files")
 [ "$shipped" -eq "$packed" ] || fail "$packed rule files packed, $shipped shipped"
 # Nothing beside the binary: libsimdjson comes from its Debian package.

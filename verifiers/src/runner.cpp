@@ -11,8 +11,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "common.h"
+#include "triage/core/known_bugs.h"
+#include "triage/core/versions.h"
 #include "triage/verifiers/detail/site.h"
 #include "triage/verifiers/verifier.h"
 
@@ -319,12 +322,14 @@ class GpuInventory final : public Verifier {
     std::string text = std::string("known ") + (id.gpus_known ? "1" : "0") + "\n";
     if (!id.gpu_note.empty()) text += "note " + Oneline(id.gpu_note) + "\n";
     for (const auto& g : id.gpus) text += "gpu " + std::to_string(g.arch) + " " + Oneline(g.name) + "\n";
+    if (!id.driver_release.empty()) text += "driver " + Oneline(id.driver_release) + "\n";
     return Finding::Inconclusive(text);
   }
   static void Read(const std::string& text, HostIdentity& id) {
     for (const auto& line : SplitLines(text)) {
       if (StartsWith(line, "known ")) id.gpus_known = line == "known 1";
       if (StartsWith(line, "note ")) id.gpu_note = line.substr(5);
+      if (StartsWith(line, "driver ")) id.driver_release = line.substr(7);
       if (StartsWith(line, "gpu ")) {
         size_t sp = line.find(' ', 4);
         if (sp == std::string::npos) continue;
@@ -358,21 +363,25 @@ class IsolatedRunner final : public core::VerificationRunner {
       : config_(std::move(config)), registry_(std::move(registry)) {}
 
   void VerifyIncident(core::Incident& incident) override {
-    if (std::all_of(incident.causes.begin(), incident.causes.end(),
-                    [](const core::Cause& c) { return c.verify.empty(); }))
+    const std::vector<std::string> wanted = core::PackagesToLookUp(incident);
+    if (wanted.empty() && std::all_of(incident.causes.begin(), incident.causes.end(),
+                                      [](const core::Cause& c) { return c.verify.empty(); }))
       return;  // nothing to check: no site to read or judge
     const std::string here_name = config_.identity ? config_.identity->name : HostName();
     LogSite log = detail::ReadLogSite(incident, here_name, source_budget_);
     HostIdentity here;
+    const bool wants_driver = std::find(wanted.begin(), wanted.end(), "driver") != wanted.end();
     if (config_.identity) {
       here = *config_.identity;
     } else {
       here.name = here_name;
-      // Only a log that names GPUs needs this machine's: the driver is asked once per runner.
-      if (detail::NamesGpus(log)) here = Gpus(here_name);
+      // Only a log that names GPUs (or a known bug the driver's version decides) needs this
+      // machine's: the driver is asked once per runner.
+      if (detail::NamesGpus(log) || wants_driver) here = Gpus(here_name);
     }
     const detail::SiteJudgement site = detail::JudgeSite(log, here);
     incident.verified_on = core::VerificationSite{here.name, site.log_host, site.other_host, site.reason};
+    if (!site.other_host) AddHostVersions(log, here, wanted, incident.versions);
 
     for (auto& cause : incident.causes) {
       for (const auto& request : cause.verify) {
@@ -398,6 +407,39 @@ class IsolatedRunner final : public core::VerificationRunner {
   }
 
  private:
+  // The versions of `wanted` packages this host has: the Python distributions in the package
+  // folders the log names (their .dist-info and .egg-info folders' names; nothing is run), and
+  // the driver's release as NVML gives it. A package found in neither stays unknown.
+  static void AddHostVersions(const LogSite& log, const HostIdentity& here,
+                              const std::vector<std::string>& wanted,
+                              std::vector<core::PackageVersion>& versions) {
+    auto want = [&](const std::string& p) {
+      return std::find(wanted.begin(), wanted.end(), p) != wanted.end() &&
+             std::none_of(versions.begin(), versions.end(),
+                          [&](const core::PackageVersion& v) { return v.package == p; });
+    };
+    if (want("driver") && !here.driver_release.empty())
+      versions.push_back({"driver", here.driver_release, "host", "nvml", 0});
+    for (const auto& folder : log.python_sites) {
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+        const std::string name = entry.path().filename().string();
+        const size_t suffix = name.rfind(name.size() > 10 && name.compare(name.size() - 10, 10, ".dist-info") == 0
+                                             ? ".dist-info" : ".egg-info");
+        if (suffix == std::string::npos || suffix + 9 > name.size()) continue;
+        const size_t dash = name.find('-');
+        if (dash == std::string::npos || dash >= suffix) continue;
+        std::string package = core::NormalizePackage(name.substr(0, dash));
+        std::string version = name.substr(dash + 1, suffix - dash - 1);
+        if (version.find('-') != std::string::npos) version.erase(version.find('-'));  // egg-info's -pyX.Y
+        if (!want(package) || !core::IsVersion(version)) continue;
+        versions.push_back({std::move(package), std::move(version), "host", folder + "/" + name, 0});
+      }
+    }
+    std::sort(versions.begin(), versions.end(),
+              [](const core::PackageVersion& a, const core::PackageVersion& b) { return a.package < b.package; });
+  }
+
   HostIdentity Gpus(const std::string& name) {
     if (!gpus_) {
       HostIdentity id;

@@ -513,12 +513,34 @@ std::string ArchName(const LoggedArch& arch) {
 
 bool SameHostName(std::string_view a, std::string_view b) { return SameFirstLabel(a, b); }
 
+namespace {
+
+// ".../site-packages" or ".../dist-packages" as an absolute path a line shows (a traceback's
+// frame, a warning's location).
+void ScanPythonSites(std::string_view line, LogSite& site) {
+  for (std::string_view folder : {"/site-packages/", "/dist-packages/"}) {
+    const size_t at = line.find(folder);
+    if (at == std::string_view::npos || site.python_sites.size() >= 4) continue;
+    size_t start = at;
+    while (start > 0 && line[start - 1] != '"' && line[start - 1] != '\'' && line[start - 1] != ' ' &&
+           line[start - 1] != '(')
+      --start;
+    const std::string path(line.substr(start, at + folder.size() - 1 - start));
+    if (path.empty() || path[0] != '/' || path.find("/../") != std::string::npos) continue;
+    if (std::find(site.python_sites.begin(), site.python_sites.end(), path) == site.python_sites.end())
+      site.python_sites.push_back(path);
+  }
+}
+
+}  // namespace
+
 void ScanLine(std::string_view line, LogSite& site) {
   if (line.size() > 4096) line = line.substr(0, 4096);  // a dump's tail names no machine
   ScanPrompt(line, site);
   ScanSyslog(line, site);
   ScanNccl(line, site);
   ScanHostWords(line, site);
+  if (line.find("-packages/") != std::string_view::npos) ScanPythonSites(line, site);
   if (line.find("NVIDIA ") != std::string_view::npos) ScanGpuModels(line, site);
   if (line.find("SM ") != std::string_view::npos || FindNoCase(line, "capability") != std::string_view::npos ||
       line.find("sm_") != std::string_view::npos)
@@ -676,6 +698,8 @@ bool ScanSource(const core::Incident& incident, uint64_t lo, uint64_t hi, LogSit
   for (auto& a : found.archs) AddArch(site, a.arch, a.family, a.text);
   for (auto& r : found.toolkit_roots) AddUnique(site.toolkit_roots, r);
   for (int v : found.toolkit_versions) AddVersion(site, v);
+  for (auto& p : found.python_sites)
+    if (site.python_sites.size() < 4) AddUnique(site.python_sites, p);
   return true;
 }
 
@@ -709,6 +733,11 @@ HostIdentity ProbeGpus(const VerifyConfig& config) {
   if (open.driver) {
     id.gpus_known = true;
     for (const auto& d : open.driver->devices) id.gpus.push_back({d.name, d.arch()});
+    NvmlOpen nvml = OpenNvml(config);
+    char buf[96] = {};
+    if (nvml.nvml && nvml.nvml->api.nvmlSystemGetDriverVersion &&
+        nvml.nvml->api.nvmlSystemGetDriverVersion(buf, sizeof buf - 1) == kNvmlSuccess)
+      id.driver_release = buf;
     return id;
   }
   id.gpu_note = open.problem.Reason();

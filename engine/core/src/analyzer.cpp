@@ -19,7 +19,9 @@
 #include "ranker.h"
 #include "times.h"
 #include "triage/core/config.h"
+#include "triage/core/known_bugs.h"
 #include "triage/core/rules.h"
+#include "triage/core/versions.h"
 #include "triage/ingest/pipeline.h"
 
 namespace triage::core {
@@ -232,6 +234,11 @@ struct Analyzer::Impl {
   std::map<uint32_t, double> source_clock;        // the last clock (ParseClock) each source showed
   std::map<uint32_t, ingest::LogZone> source_zone;  // how each source's zone-less times were read
   std::map<uint32_t, uint64_t> last_benign_line;    // per source: the last line that showed work
+  // Per source: the last version each package showed (TakeVersions), at most kMaxPackages.
+  std::map<uint32_t, std::map<std::string, PackageVersion>> source_versions;
+  // Per source: the installed packages its tracebacks passed through (NotePackages).
+  std::map<uint32_t, std::set<std::string>> source_packages;
+  static constexpr size_t kMaxPackages = 512;
   std::vector<Incident> closed;
   uint64_t event_seq = 0;
   size_t max_hits_per_window = 2000;
@@ -291,6 +298,11 @@ struct Analyzer::Impl {
       inc.actors = std::move(actors.names);
       inc.more_actors = actors.more;
       detail::RankCauses(*rules, w->hits, w->failures, inc);
+      if (auto v = source_versions.find(w->source_id); v != source_versions.end())
+        for (const auto& [package, version] : v->second) inc.versions.push_back(version);
+      if (auto p = source_packages.find(w->source_id); p != source_packages.end())
+        inc.packages.assign(p->second.begin(), p->second.end());
+      MatchKnownBugs(*rules, inc);
       closed.push_back(std::move(inc));
     }
     windows.remove_if([&](const Window& x) { return &x == w; });
@@ -506,6 +518,8 @@ struct Analyzer::Impl {
     e.actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
     Clocks(e);
     e.hits = rules->Match(ev);
+    TakeVersions(e);
+    if (ev.kind == ingest::EventKind::kTraceback) NotePackages(ev);
     DropHitsOnLinesAtWork(e.hits);
     ReadHits(e);
     if (e.restart) Restart(e);
@@ -515,6 +529,55 @@ struct Analyzer::Impl {
       AddFailure(e);
     else
       AddSignals(e);
+  }
+
+  // The hits of lines that show a package's version (SignatureRule::versions) are taken out of
+  // the event's: what they show is kept for the incidents of its source, and they are no signal.
+  void TakeVersions(EventContext& e) {
+    auto& hits = e.hits;
+    hits.erase(std::remove_if(hits.begin(), hits.end(),
+                              [&](const SignatureHit& h) {
+                                if (!rules->signatures()[size_t(h.signature)].versions) return false;
+                                NoteVersions(h, e);
+                                return true;
+                              }),
+               hits.end());
+  }
+
+  // The installed packages a traceback's frames pass through (".../site-packages/<name>/"), for
+  // the known bugs of packages whose version the log does not show.
+  void NotePackages(const ingest::Event& ev) {
+    auto& named = source_packages[ev.source];
+    for (const auto& line : ev.lines) {
+      for (std::string_view folder : {"site-packages/", "dist-packages/"}) {
+        const size_t at = line.message.find(folder);
+        if (at == std::string::npos) continue;
+        const size_t start = at + folder.size();
+        size_t end = start;
+        while (end < line.message.size() && line.message[end] != '/' && line.message[end] != '\\' &&
+               line.message[end] != '"' && line.message[end] != '.')
+          ++end;
+        if (end > start && end - start <= 64 && named.size() < kMaxPackages)
+          named.insert(NormalizePackage(std::string_view(line.message).substr(start, end - start)));
+      }
+    }
+  }
+
+  void NoteVersions(const SignatureHit& h, const EventContext& e) {
+    auto& known = source_versions[e.ev.source];
+    auto note = [&](std::string_view package, const std::string& version) {
+      if (package.empty() || !IsVersion(version) || version.size() > 64) return;
+      std::string name = NormalizePackage(package);
+      if (!known.count(name) && known.size() >= kMaxPackages) return;
+      known[name] = PackageVersion{name, version, "log", e.source, h.line};
+    };
+    if (auto p = h.captures.find("package"), v = h.captures.find("version");
+        p != h.captures.end() && v != h.captures.end())
+      note(p->second, v->second);
+    static constexpr std::string_view kSuffix = "_version";
+    for (const auto& [key, value] : h.captures)
+      if (key.size() > kSuffix.size() && key.compare(key.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0)
+        note(std::string_view(key).substr(0, key.size() - kSuffix.size()), value);
   }
 
   // The event's times, and what a long silence before it ends.

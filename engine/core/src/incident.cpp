@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "triage/core/incident.h"
+#include "triage/core/known_bugs.h"
 #include "triage/core/verifier.h"
 
 namespace triage::core {
@@ -49,6 +50,8 @@ void ShiftLines(Incident& incident, uint64_t lines) {
     for (auto& sym : cause.symptoms)
       for (auto& ev : sym.evidence) ev.line += lines;
   }
+  for (auto& v : incident.versions)
+    if (v.from == "log" && v.line) v.line += lines;
 }
 
 std::string Fingerprint(const Incident& incident) {
@@ -116,6 +119,7 @@ void PutEarlierFailureFirst(Incident& incident) {
 }
 
 void ApplyVerdicts(Incident& incident) {
+  ReviseKnownBugs(incident);
   // A confirmed verdict raises the score towards 1, a refuted one sends the cause below every
   // cause that no verifier refuted. Every other verdict (inconclusive, skipped, not_reproduced,
   // not_applicable) leaves it where it was: a condition that is gone now, or a host that is not

@@ -33,7 +33,42 @@ void WriteFacts(JsonWriter& out, const std::string& facts_json) {
   else out.String(facts_json);
 }
 
+void WriteKnownBug(JsonWriter& out, const KnownBugMatch& kb) {
+  out.BeginObject();
+  out.Key("id").String(kb.id);
+  out.Key("status").String(kb.status);
+  out.Key("affected").String(kb.affected);
+  out.Key("package").String(kb.package);
+  out.Key("version");
+  if (kb.version.empty()) out.Null();
+  else out.String(kb.version);
+  out.Key("version_from").String(kb.version_from);
+  out.Key("fixed_in").String(kb.fixed_in);
+  out.Key("fixed_commit").String(kb.fixed_commit);
+  out.Key("issue").String(kb.issue);
+  out.Key("pr").String(kb.pr);
+  out.Key("summary").String(kb.summary);
+  out.Key("workaround").String(kb.workaround);
+  out.EndObject();
+}
+
 }  // namespace
+
+std::string KnownBugLine(const KnownBugMatch& kb) {
+  const std::string fix = kb.fixed_in.empty() ? "fixed by " + (kb.pr.empty() ? kb.fixed_commit : kb.pr)
+                                              : "fixed in " + kb.fixed_in;
+  const std::string seen = kb.version.empty() ? std::string()
+                           : kb.version_from == "host" ? "this host: " + kb.version
+                                                        : "this log: " + kb.version;
+  std::string line = kb.id + ", ";
+  if (kb.status == "fixed")
+    line += "should be " + fix + "; seen on " + kb.version + ": a regression or another cause";
+  else if (kb.status == "possible")
+    line += fix + " (possible: no " + kb.package + " version in the log)";
+  else
+    line += fix + " (" + seen + ")";
+  return line + ": " + kb.summary;
+}
 
 void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
   out.BeginObject();
@@ -110,9 +145,28 @@ void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
       out.EndObject();
     }
     out.EndArray();
+    // Only a cause that fits a known bug has it, so that other reports keep their shape.
+    if (!c.known_bugs.empty()) {
+      out.Key("known_bugs").BeginArray();
+      for (const auto& kb : c.known_bugs) WriteKnownBug(out, kb);
+      out.EndArray();
+    }
     out.EndObject();
   }
   out.EndArray();
+  if (!incident.versions.empty()) {
+    out.Key("versions").BeginArray();
+    for (const auto& v : incident.versions) {
+      out.BeginObject();
+      out.Key("package").String(v.package);
+      out.Key("version").String(v.version);
+      out.Key("from").String(v.from);
+      out.Key("source").String(v.source);
+      if (v.line) out.Key("line").Uint(v.line);
+      out.EndObject();
+    }
+    out.EndArray();
+  }
   // Only a verified incident has it, so that a report without --verify keeps its shape.
   if (incident.verified_on) {
     const VerificationSite& site = *incident.verified_on;
@@ -261,6 +315,9 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
       out << "\n";
       EvidenceLines(out, c.evidence, p, "     ");
       if (!c.remedy.empty()) out << "     " << p("32", "fix:") << " " << T(c.remedy) << "\n";
+      for (const auto& kb : c.known_bugs)
+        out << "     " << p("1;35", "known bug:") << " " << T(KnownBugLine(kb)) << "\n"
+            << "       " << T(kb.issue) << "\n";
       for (const auto& s : c.symptoms) {
         out << "     " << p("2", "symptom:") << " " << T(s.title) << "  (" << T(s.cause) << ")\n";
         EvidenceLines(out, s.evidence, p, "       ");

@@ -104,7 +104,8 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
   s.line = line;
   bool ok = CheckKeys(file, t, "signature",
                       {"id", "pattern", "literal", "scope", "strength", "fatal", "benign",
-                       "restart", "hint", "teardown", "description", "examples"});
+                       "restart", "hint", "teardown", "versions", "description", "examples"});
+  ok &= GetBool(file, t, "versions", s.versions);
   ok &= GetBool(file, t, "hint", s.hint);
   ok &= GetBool(file, t, "teardown", s.teardown);
   if (s.teardown) s.hint = true;
@@ -430,6 +431,13 @@ void RuleSetBuilder::LoadFolder(const std::string& folder) {
   std::sort(files.begin(), files.end());
   for (const auto& f : files) LoadFile(f);
   if (fs::is_directory(fs::path(folder) / "sites", ec)) LoadSites((fs::path(folder) / "sites").string());
+  // The known-bug base is read when an incident first asks for it (RuleSet::known_bugs()).
+  std::vector<std::string> bugs;
+  if (fs::is_directory(fs::path(folder) / "known_bugs", ec))
+    for (const auto& e : fs::directory_iterator(fs::path(folder) / "known_bugs", ec))
+      if (e.path().extension() == ".toml" && e.is_regular_file(ec)) bugs.push_back(e.path().string());
+  std::sort(bugs.begin(), bugs.end());
+  set_->known_bug_files_.insert(set_->known_bug_files_.end(), bugs.begin(), bugs.end());
 }
 
 std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {

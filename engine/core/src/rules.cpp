@@ -3,6 +3,7 @@
 #include "triage/core/rules.h"
 
 #include "rules_internal.h"
+#include "triage/core/known_bugs.h"
 #include "triage/core/analyzer.h"
 
 namespace triage::core {
@@ -226,6 +227,8 @@ std::vector<RuleDiagnostic> RuleSet::CompileAll() const {
   if (!compiled_) return out;
   site_tables();
   out.insert(out.end(), site_faults_.begin(), site_faults_.end());
+  known_bugs();
+  out.insert(out.end(), known_bug_faults_.begin(), known_bug_faults_.end());
   for (size_t i = 0; i < signatures_.size(); ++i) {
     const SignatureRule& s = signatures_[i];
     if (s.site || compiled_->Regex(s, i).re) continue;
@@ -233,6 +236,13 @@ std::vector<RuleDiagnostic> RuleSet::CompileAll() const {
     out.push_back({s.file, s.line, "signature '" + s.id + "': pattern does not compile: " + re.error()});
   }
   return out;
+}
+
+std::shared_ptr<const KnownBugBase> RuleSet::known_bugs() const {
+  std::call_once(known_bugs_once_, [this] {
+    if (!known_bug_files_.empty()) known_bugs_ = KnownBugBase::Load(known_bug_files_, known_bug_faults_);
+  });
+  return known_bugs_;
 }
 
 std::vector<SignatureHit> RuleSet::MatchText(std::string_view text) const {

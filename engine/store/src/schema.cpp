@@ -219,8 +219,19 @@ constexpr const char* kToVersion8 = R"sql(
 ALTER TABLE source_checkpoints ADD COLUMN file_id INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr const char* kSteps[] = {kToVersion1, kToVersion2, kToVersion3, kToVersion4,
-                                  kToVersion5, kToVersion6, kToVersion7, kToVersion8};
+// Version 9: the known bugs each cause fits (docs/known-bugs.md), the first one's id and status
+// apart for the history's filter, and the versions the incident's log showed. Older rows fit
+// none and showed none.
+constexpr const char* kToVersion9 = R"sql(
+ALTER TABLE hypotheses ADD COLUMN known_bugs TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE hypotheses ADD COLUMN known_bug TEXT NOT NULL DEFAULT '';
+ALTER TABLE hypotheses ADD COLUMN known_bug_status TEXT NOT NULL DEFAULT '';
+ALTER TABLE incidents ADD COLUMN versions TEXT NOT NULL DEFAULT '[]';
+CREATE INDEX hypotheses_by_known_bug ON hypotheses(known_bug) WHERE known_bug <> '';
+)sql";
+
+constexpr const char* kSteps[] = {kToVersion1, kToVersion2, kToVersion3, kToVersion4, kToVersion5,
+                                  kToVersion6, kToVersion7, kToVersion8, kToVersion9};
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion);
 
 // PostgreSQL: the schema as this triage writes it, created whole on an empty database at
@@ -352,7 +363,11 @@ ALTER TABLE source_checkpoints ADD COLUMN file_id BIGINT NOT NULL DEFAULT 0;
 
 // PostgreSQL's steps: kPostgresSteps[i] takes version kPostgresBaseline + i - 1 (the baseline's
 // step: an empty database) to kPostgresBaseline + i.
-constexpr const char* kPostgresSteps[] = {kPostgresToVersion7, kPostgresToVersion8};
+// Version 9, as SQLite's.
+constexpr const char* kPostgresToVersion9 = kToVersion9;
+
+constexpr const char* kPostgresSteps[] = {kPostgresToVersion7, kPostgresToVersion8,
+                                          kPostgresToVersion9};
 static_assert(kPostgresBaseline - 1 + sizeof(kPostgresSteps) / sizeof(kPostgresSteps[0]) ==
               kSchemaVersion);
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <tuple>
@@ -260,6 +261,34 @@ std::string VerifyJson(const std::vector<core::VerifyRequest>& requests) {
   return w.Take();
 }
 
+std::string KnownBugsJson(const std::vector<core::KnownBugMatch>& bugs) {
+  JsonWriter w;
+  w.BeginArray();
+  for (const auto& b : bugs) {
+    w.BeginObject().Key("id").String(b.id).Key("status").String(b.status);
+    w.Key("affected").String(b.affected);
+    w.Key("package").String(b.package).Key("version").String(b.version);
+    w.Key("version_from").String(b.version_from).Key("fixed_in").String(b.fixed_in);
+    w.Key("fixed_commit").String(b.fixed_commit).Key("issue").String(b.issue);
+    w.Key("pr").String(b.pr).Key("summary").String(b.summary);
+    w.Key("workaround").String(b.workaround).EndObject();
+  }
+  w.EndArray();
+  return w.Take();
+}
+
+std::string VersionsJson(const std::vector<core::PackageVersion>& versions) {
+  JsonWriter w;
+  w.BeginArray();
+  for (const auto& v : versions) {
+    w.BeginObject().Key("package").String(v.package).Key("version").String(v.version);
+    w.Key("from").String(v.from).Key("source").String(v.source);
+    w.Key("line").String(std::to_string(v.line)).EndObject();
+  }
+  w.EndArray();
+  return w.Take();
+}
+
 // The statement of `db`'s dialect, where the two differ.
 const char* ForDialect(const Db& db, const char* sqlite, const char* postgres) {
   return db.dialect() == Dialect::kPostgres ? postgres : sqlite;
@@ -305,6 +334,52 @@ Result<std::vector<std::string>> ParseStringList(Db& db, const std::string& json
     if (!*row) break;
     out.push_back(st->Text(0));
   }
+  return out;
+}
+
+// The objects of a JSON array of objects of strings, each as a map.
+Result<std::vector<std::map<std::string, std::string>>> ParseObjectList(Db& db,
+                                                                        const std::string& json) {
+  std::vector<std::string> objects;
+  {
+    TRIAGE_PREPARE(st, db,
+                   ForDialect(db, "SELECT json(value) FROM json_each(?1)",
+                              "SELECT value::text FROM json_array_elements(?1::json)"));
+    st->Bind(1, json);
+    for (;;) {
+      auto row = st->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      objects.push_back(st->Text(0));
+    }
+  }
+  std::vector<std::map<std::string, std::string>> out;
+  for (const auto& o : objects) {
+    auto m = ParseStringMap(db, o);
+    if (!m.ok()) return m.status();
+    out.push_back(std::move(*m));
+  }
+  return out;
+}
+
+Result<std::vector<core::KnownBugMatch>> ParseKnownBugs(Db& db, const std::string& json) {
+  auto objects = ParseObjectList(db, json);
+  if (!objects.ok()) return objects.status();
+  std::vector<core::KnownBugMatch> out;
+  for (auto& o : *objects)
+    out.push_back({o["id"], o["package"], o["version"], o["version_from"], o["status"],
+                   o["affected"], o["fixed_in"], o["fixed_commit"], o["issue"], o["pr"], o["summary"],
+                   o["workaround"]});
+  return out;
+}
+
+Result<std::vector<core::PackageVersion>> ParseVersions(Db& db, const std::string& json) {
+  auto objects = ParseObjectList(db, json);
+  if (!objects.ok()) return objects.status();
+  std::vector<core::PackageVersion> out;
+  for (auto& o : *objects)
+    out.push_back({o["package"], o["version"], o["from"], o["source"],
+                   uint64_t(std::strtoull(o["line"].c_str(), nullptr, 10))});
   return out;
 }
 
@@ -387,13 +462,16 @@ Status InsertCauses(Db& db, int64_t incident_id, const core::Incident& inc, cons
                     RecordOutcome& outcome) {
   TRIAGE_PREPARE(st, db,
                  "INSERT INTO hypotheses (incident_id, cause, rank, score, band, title, remedy, "
-                 "captures, fingerprint_keys, independent, explained_by, verify) VALUES "
-                 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id");
+                 "captures, fingerprint_keys, independent, explained_by, verify, known_bugs, "
+                 "known_bug, known_bug_status) VALUES "
+                 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING id");
   for (const auto& c : inc.causes) {
     st->Bind(1, incident_id).Bind(2, c.cause).Bind(3, int64_t(c.rank)).Bind(4, c.score);
     st->Bind(5, c.band).Bind(6, c.title).Bind(7, c.remedy).Bind(8, CapturesJson(c.captures));
     st->Bind(9, KeysJson(c.fingerprint_keys)).Bind(10, int64_t(c.independent ? 1 : 0));
-    st->BindNull(11).Bind(12, VerifyJson(c.verify));
+    st->BindNull(11).Bind(12, VerifyJson(c.verify)).Bind(13, KnownBugsJson(c.known_bugs));
+    st->Bind(14, c.known_bugs.empty() ? std::string() : c.known_bugs.front().id);
+    st->Bind(15, c.known_bugs.empty() ? std::string() : c.known_bugs.front().status);
     auto inserted = st->Step();
     if (!inserted.ok()) return inserted.status();
     const int64_t parent = st->Int(0);
@@ -402,7 +480,7 @@ Status InsertCauses(Db& db, int64_t incident_id, const core::Incident& inc, cons
     for (const auto& s : c.symptoms) {
       st->Bind(1, incident_id).Bind(2, s.cause).BindNull(3).Bind(4, 0.0).Bind(5, "");
       st->Bind(6, s.title).Bind(7, "").Bind(8, "{}").Bind(9, "[]").Bind(10, int64_t(0));
-      st->Bind(11, parent).Bind(12, "[]");
+      st->Bind(11, parent).Bind(12, "[]").Bind(13, "[]").Bind(14, "").Bind(15, "");
       TRIAGE_TRY(st->Run());
       st->Reset();
     }
@@ -514,7 +592,7 @@ void BindIncidentRow(Stmt& st, const core::Incident& inc, const std::string& see
   st.Bind(2, inc.service).Bind(3, inc.host).Bind(4, inc.source);
   st.Bind(5, int64_t(inc.first_line)).Bind(6, int64_t(inc.last_line));
   st.Bind(7, inc.started).Bind(8, inc.ended).Bind(9, top.cause).Bind(10, top.title);
-  st.Bind(11, seen);
+  st.Bind(11, seen).Bind(12, VersionsJson(inc.versions));
 }
 
 // A recurrence: the incident's row takes the latest occurrence; the hypotheses follow it, the
@@ -525,7 +603,7 @@ Status UpdateRecurrence(Db& db, int64_t id, const core::Incident& inc, const std
                  "last_line = ?6, started = ?7, ended = ?8, top_cause = ?9, title = ?10, "
                  "first_seen = CASE WHEN ?11 < first_seen THEN ?11 ELSE first_seen END, "
                  "last_seen = CASE WHEN ?11 > last_seen THEN ?11 ELSE last_seen END, "
-                 "occurrences = occurrences + 1, "
+                 "occurrences = occurrences + 1, versions = ?12, "
                  "status = CASE status WHEN 'resolved' THEN 'reopened' ELSE status END "
                  "WHERE id = ?1");
   st->Bind(1, id);
@@ -608,8 +686,8 @@ Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string
     TRIAGE_PREPARE(st, db,
                    "INSERT INTO incidents (fingerprint, service, host, source, first_line, "
                    "last_line, started, ended, top_cause, title, first_seen, last_seen, "
-                   "occurrences, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                   "?11, 1, 'open') RETURNING id");
+                   "occurrences, status, versions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                   "?10, ?11, ?11, 1, 'open', ?12) RETURNING id");
     st->Bind(1, fp);
     BindIncidentRow(*st, inc, seen);
     auto inserted = st->Step();
@@ -768,11 +846,18 @@ Status ReadIncidentRow(Db& db, int64_t id, StoredIncident& out) {
   inc.last_line = uint64_t(st->Int(14));
   inc.started = st->OptText(15);
   inc.ended = st->OptText(16);
-  TRIAGE_PREPARE(pod, db, "SELECT pod_namespace, pod, container FROM incidents WHERE id = ?1");
+  TRIAGE_PREPARE(pod, db,
+                 "SELECT pod_namespace, pod, container, versions FROM incidents WHERE id = ?1");
   pod->Bind(1, id);
   auto pod_row = pod->Step();
   if (!pod_row.ok()) return pod_row.status();
-  if (*pod_row) inc.pod = {pod->Text(0), pod->Text(1), pod->Text(2)};
+  if (!*pod_row) return Status::Ok();
+  inc.pod = {pod->Text(0), pod->Text(1), pod->Text(2)};
+  const std::string versions_json = pod->Text(3);
+  pod->Reset();
+  auto versions = ParseVersions(db, versions_json);
+  if (!versions.ok()) return versions.status();
+  inc.versions = std::move(*versions);
   return Status::Ok();
 }
 
@@ -804,13 +889,13 @@ Status ReadCauses(Db& db, int64_t id, core::Incident& inc) {
     int64_t hid;
     core::Cause cause;
     std::optional<int64_t> parent;
-    std::string captures, keys, verify;
+    std::string captures, keys, verify, known_bugs;
   };
   std::vector<Row> rows;
   {
     TRIAGE_PREPARE(st, db,
                    "SELECT id, cause, rank, score, band, title, remedy, captures, "
-                   "fingerprint_keys, independent, explained_by, verify FROM hypotheses "
+                   "fingerprint_keys, independent, explained_by, verify, known_bugs FROM hypotheses "
                    "WHERE incident_id = ?1 ORDER BY explained_by IS NOT NULL, rank, id");
     st->Bind(1, id);
     for (;;) {
@@ -830,6 +915,7 @@ Status ReadCauses(Db& db, int64_t id, core::Incident& inc) {
       r.cause.independent = st->Int(9) != 0;
       if (!st->IsNull(10)) r.parent = st->Int(10);
       r.verify = st->Text(11);
+      r.known_bugs = st->Text(12);
       rows.push_back(std::move(r));
     }
   }
@@ -850,6 +936,9 @@ Status ReadCauses(Db& db, int64_t id, core::Incident& inc) {
     auto verify = ParseVerify(db, r.verify);
     if (!verify.ok()) return verify.status();
     r.cause.verify = std::move(*verify);
+    auto known_bugs = ParseKnownBugs(db, r.known_bugs);
+    if (!known_bugs.ok()) return known_bugs.status();
+    r.cause.known_bugs = std::move(*known_bugs);
     root_index[r.hid] = inc.causes.size();
     inc.causes.push_back(std::move(r.cause));
   }
@@ -1116,6 +1205,13 @@ Result<std::vector<IncidentSummary>> Store::History(const HistoryFilter& filter)
   if (filter.until) sql += " AND first_seen <= ?5";
   if (filter.service) sql += " AND service = ?2";
   if (filter.status) sql += " AND status = ?6";
+  // "any": a root cause fits a known bug; "fixed": one seen on a release at or past its fix;
+  // else that bug's id.
+  if (filter.known_bug) {
+    sql += " AND EXISTS (SELECT 1 FROM hypotheses h WHERE h.incident_id = incidents.id AND "
+           "h.explained_by IS NULL AND h.known_bug <> '' AND (?7 = 'any' OR "
+           "(?7 = 'fixed' AND h.known_bug_status = 'fixed') OR h.known_bug = ?7))";
+  }
   if (filter.cause) {
     sql +=
         " AND EXISTS (SELECT 1 FROM hypotheses h WHERE h.incident_id = incidents.id AND "
@@ -1135,6 +1231,7 @@ Result<std::vector<IncidentSummary>> Store::History(const HistoryFilter& filter)
   if (filter.service) st->Bind(2, *filter.service);
   if (filter.status) st->Bind(6, *filter.status);
   if (filter.cause) st->Bind(3, *filter.cause);
+  if (filter.known_bug) st->Bind(7, *filter.known_bug);
   if (filter.limit > 0) st->Bind(4, filter.limit);
   if (filter.until) st->Bind(5, NormalizeTime(*filter.until).value_or(*filter.until));
   std::vector<IncidentSummary> out;
@@ -1270,6 +1367,19 @@ Result<Stats> Store::GetStats() {
   if (!by_host.ok()) return by_host.status();
   s.by_host = std::move(*by_host);
   s.hosts = int64_t(s.by_host.size());
+  for (const bool after_fix : {false, true}) {
+    auto rows = StatsRows(db, after_fix ? "SELECT h.known_bug, count(*), sum(i.occurrences) FROM "
+                                          "hypotheses h JOIN incidents i ON i.id = h.incident_id "
+                                          "WHERE h.known_bug <> '' AND h.explained_by IS NULL AND "
+                                          "h.known_bug_status = 'fixed' GROUP BY h.known_bug "
+                                          "ORDER BY 2 DESC, 3 DESC, 1"
+                                        : "SELECT h.known_bug, count(*), sum(i.occurrences) FROM "
+                                          "hypotheses h JOIN incidents i ON i.id = h.incident_id "
+                                          "WHERE h.known_bug <> '' AND h.explained_by IS NULL "
+                                          "GROUP BY h.known_bug ORDER BY 2 DESC, 3 DESC, 1");
+    if (!rows.ok()) return rows.status();
+    (after_fix ? s.known_bug_after_fix : s.by_known_bug) = std::move(*rows);
+  }
   TRIAGE_TRY((*txn)->Commit());
   return s;
 }

@@ -29,6 +29,8 @@ struct HostIdentity {
   std::vector<HostGpu> gpus;
   // Why the GPUs are not known ("no driver: ..." beside a device node), or why there are none.
   std::string gpu_note;
+  // The driver's release as NVML gives it ("580.95.05"); empty when it cannot be read.
+  std::string driver_release;
 };
 
 struct VerifyConfig {

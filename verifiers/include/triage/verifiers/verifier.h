@@ -68,6 +68,9 @@ struct LogSite {
   std::vector<LoggedArch> archs;
   std::vector<std::string> toolkit_roots;  // CUDA_HOME, the folder above a .../bin/nvcc
   std::vector<int> toolkit_versions;       // "release 12.8", "cuda-12.8": 12080
+  // The Python package folders the log's paths name (".../lib/python3.10/site-packages"), at
+  // most four, in the order they first appear.
+  std::vector<std::string> python_sites;
   // The incident's time (its end, else its start) as seconds since the epoch, reading the log's
   // clock as UTC; unset when the log has no dated times.
   std::optional<int64_t> time;

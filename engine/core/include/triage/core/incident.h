@@ -70,6 +70,25 @@ struct Symptom {
   std::vector<Evidence> evidence;
 };
 
+// A known bug of the stack (docs/known-bugs.md) that a cause fits: its evidence holds the bug's
+// message and the package's version, as far as it is known, lies in the bug's range.
+struct KnownBugMatch {
+  std::string id;       // "vllm#8735"
+  std::string package;  // as the base names it
+  std::string version;  // the version the log or the host shows; empty when neither does
+  std::string version_from;  // "log" or "host"; empty with `version`
+  // "affected": `version` lies in the bug's range; "possible": no version of the package is
+  // known; "fixed": `version` is at or past the fix (a regression or another cause).
+  std::string status;
+  std::string affected;      // the bug's range of versions: ">=0.6.0, <0.6.2"
+  std::string fixed_in;      // the first release with the fix; may be empty
+  std::string fixed_commit;  // the fixing commit, when no release has it
+  std::string issue;         // the upstream thread
+  std::string pr;            // the fix; may be empty
+  std::string summary;
+  std::string workaround;
+};
+
 // A ranked hypothesis about why the incident happened.
 struct Cause {
   std::string cause;  // taxonomy id, possibly with a finer suffix
@@ -85,6 +104,20 @@ struct Cause {
   std::vector<Symptom> symptoms;
   std::vector<VerifyRequest> verify;  // requests from the rule, for the verifiers
   std::vector<Verification> verifications;
+  // The known bugs it fits, the best first (affected, then fixed, then possible); at most
+  // kMaxKnownBugs. Empty when none does.
+  std::vector<KnownBugMatch> known_bugs;
+  static constexpr size_t kMaxKnownBugs = 3;
+};
+
+// A package's version as the log showed it (a pip list, a banner, nvidia-smi) or, with
+// `--verify`, as the host has it.
+struct PackageVersion {
+  std::string package;  // NormalizePackage's form: "torch", "vllm", "driver", "cuda"
+  std::string version;  // as shown: "2.5.1+cu124"
+  std::string from;     // "log" or "host"
+  std::string source;   // the log (with `line`), or what on the host told it ("nvml", a path)
+  uint64_t line = 0;
 };
 
 // The Kubernetes pod whose container's log the source is, as its path names it (see
@@ -130,6 +163,13 @@ struct Incident {
   uint64_t more_actors = 0;
   static constexpr size_t kMaxActors = 1024;
   std::vector<Cause> causes;  // root causes only, in rank order
+  // The versions the log showed before the incident ended (the last one of each package), then
+  // those `--verify` read on the host for packages the log did not show; sorted by package.
+  std::vector<PackageVersion> versions;
+  // The installed packages the log's tracebacks pass through (".../site-packages/vllm/..."), in
+  // NormalizePackage's form: a known bug of one of them whose version the log does not show may
+  // still be this failure. Not in the reports or the store.
+  std::vector<std::string> packages;
   // Set when the incident was verified (`--verify`, `triage verify`): where the checks ran
   // against where the log was written. Reports show it; the store keeps the verdicts only.
   std::optional<VerificationSite> verified_on;

@@ -14,6 +14,10 @@ namespace triage::core {
 void WriteIncidentJson(JsonWriter& out, const Incident& incident);
 // {"incidents": [...]}
 std::string ReportJson(const std::vector<Incident>& incidents);
+// One line for a known bug a cause fits: "vllm#8735, fixed in 0.6.2 (this log: 0.6.1): <summary>";
+// for a version past the fix, "should be fixed in 0.6.2; seen on 0.6.5: a regression or another
+// cause"; without a version, "(possible: no vllm version in the log)".
+std::string KnownBugLine(const KnownBugMatch& known_bug);
 // The human report. `color`: ANSI colour (the caller decides: TTY and no NO_COLOR).
 std::string ReportText(const std::vector<Incident>& incidents, bool color);
 

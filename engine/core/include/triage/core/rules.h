@@ -28,6 +28,8 @@
 
 namespace triage::core {
 
+class KnownBugBase;
+
 // Which events a signature is tried on.
 enum class ScopeKind { kAny, kLine, kTraceback, kBlock };
 // Which part of a traceback: any line or exception, only the last exception, any exception.
@@ -56,6 +58,10 @@ struct SignatureRule {
   // Made for an error-site table (sites.h): matched by the site matcher on the texts the
   // engine keeps, never by its own pattern or literals.
   bool site = false;
+  // A line that shows the version of a package (docs/known-bugs.md, "Versions from the log"):
+  // its captures `package` and `version`, or `<name>_version` for package <name>. The analyzer
+  // keeps what it shows for the incidents of its source; it is no signal of any incident.
+  bool versions = false;
   // A line a process prints while it shuts down after its work (a worker stopped by its parent):
   // a hint, and a line logged at ERROR that it matches is no error line of its own.
   bool teardown = false;
@@ -181,6 +187,9 @@ class RuleSet {
   // error text never reads them), and the faults found then are CompileAll()'s.
   const std::vector<SiteTable>& site_tables() const;
   int SiteSignature(size_t table, size_t row) const;
+  // The known-bug base (each folder's known_bugs/*.toml; known_bugs.h), read the first time it
+  // is asked for; null when no folder has one. Faults found then are CompileAll()'s.
+  std::shared_ptr<const KnownBugBase> known_bugs() const;
   // The taxonomy's ids (`[[taxonomy]]` entries); empty when no rule file lists them.
   const std::vector<std::string>& taxonomy() const { return taxonomy_; }
   // The taxonomy id `cause_id` falls under ("cuda.oom.kv_cache" -> "cuda.oom"); the id itself
@@ -233,6 +242,10 @@ class RuleSet {
   mutable std::vector<std::vector<int>> site_signatures_;  // [table][row] -> signature, -1 for none
   mutable std::vector<RuleDiagnostic> site_faults_;
   mutable std::once_flag site_rows_once_;
+  std::vector<std::string> known_bug_files_;
+  mutable std::shared_ptr<const KnownBugBase> known_bugs_;
+  mutable std::vector<RuleDiagnostic> known_bug_faults_;
+  mutable std::once_flag known_bugs_once_;
   std::vector<std::string> taxonomy_;
   std::vector<std::string> files_;
   std::map<std::string, int, std::less<>> signature_index_;

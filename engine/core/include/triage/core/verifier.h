@@ -18,13 +18,17 @@ class VerificationRunner {
   // has a check to run). Applicability comes first (DESIGN.md section 5): when this host is not
   // the one the incident describes (the host name, GPUs or paths the log names), a check is
   // `not_applicable` with both sides in its reason and is not run. Never throws; a failed check
-  // is an `inconclusive` verdict with the reason.
+  // is an `inconclusive` verdict with the reason. The versions of the packages that would decide
+  // a known bug of a cause and that the log does not show (PackagesToLookUp) are looked up on
+  // this host, where it is the log's, and added to `incident.versions` with `from` "host".
   virtual void VerifyIncident(Incident& incident) = 0;
 };
 
 // Feeds verdicts back into the ranking: a confirmed cause rises, a refuted one falls below every
 // cause that is not refuted; inconclusive, skipped, not_reproduced and not_applicable verdicts
-// move nothing. Re-numbers ranks. Safe to call on an incident with no verdicts.
+// move nothing. Re-numbers ranks. Safe to call on an incident with no verdicts. First the known
+// bugs of its causes are judged again by its versions, those the host added included
+// (ReviseKnownBugs).
 void ApplyVerdicts(Incident& incident);
 
 }  // namespace triage::core

@@ -41,7 +41,7 @@
 namespace triage::store {
 
 // The schema version this build writes (PRAGMA user_version). Older files are migrated on open.
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // Where a tailed source had been read up to (for the daemon's resume after restart). A
 // checkpoint is keyed by the file's identity (dev, inode), not its path: a file keeps it through
@@ -117,6 +117,9 @@ struct HistoryFilter {
   std::optional<std::string> service;  // exact service name
   std::optional<std::string> cause;    // a root cause id, or a prefix of ids ("cuda" -> cuda.*)
   std::optional<std::string> status;   // "open", "resolved" or "reopened"
+  // Incidents a root cause of which fits a known bug: "any", "fixed" (seen on a release at or
+  // past the bug's fix: a regression or another cause), or one bug's id ("vllm#8735").
+  std::optional<std::string> known_bug;
   int64_t limit = 50;                  // <= 0: no limit
 };
 
@@ -147,6 +150,10 @@ struct Stats {
   std::vector<StatsRow> by_service;
   std::vector<StatsRow> by_day;      // the day an occurrence was seen
   std::vector<StatsRow> by_host;     // the hosts (an incident counts under each of its hosts)
+  // The known bugs root causes fit (key: "vllm#8735"), and apart those seen on a release at or
+  // past their fix.
+  std::vector<StatsRow> by_known_bug;
+  std::vector<StatsRow> known_bug_after_fix;
 };
 
 struct StoreOptions {
