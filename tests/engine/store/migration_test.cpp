@@ -168,8 +168,17 @@ class StoreMigrationToVersion8 : public testing::BackendTest {
       ASSERT_EQ(testing::PostgresServer::Shared().Sql(target(), sql), 0) << sql;
     }
   }
-  void MakeVersion7() {
+  // Takes a new store back to version 8: without what step 9 adds (which is all it adds).
+  void MakeVersion8() {
     ASSERT_TRUE(Store::Open(target()).ok());
+    Sql(std::string("DROP INDEX hypotheses_by_known_bug; ALTER TABLE hypotheses DROP COLUMN known_bugs; "
+                    "ALTER TABLE hypotheses DROP COLUMN known_bug; "
+                    "ALTER TABLE hypotheses DROP COLUMN known_bug_status; "
+                    "ALTER TABLE incidents DROP COLUMN versions; ") +
+        (sqlite() ? "PRAGMA user_version = 8;" : "UPDATE triage_schema SET version = 8;"));
+  }
+  void MakeVersion7() {
+    MakeVersion8();
     Sql(std::string("ALTER TABLE source_checkpoints DROP COLUMN file_id; ") +
         (sqlite() ? "PRAGMA user_version = 7;" : "UPDATE triage_schema SET version = 7;"));
     // PostgreSQL's checkpoints are per host: this one's, where the store reads them.
@@ -215,6 +224,58 @@ TEST_P(StoreMigrationToVersion8, KeepsTheCheckpointsWithoutAFileId) {
 }
 
 TRIAGE_ON_EACH_BACKEND(StoreMigrationToVersion8);
+
+// Version 9 keeps the known bugs each cause fits and the versions a log showed: a version-8
+// store's incidents keep what they had, with none of either, and a new one keeps both.
+TEST_P(StoreMigrationToVersion8, Version9KeepsOldIncidentsAndStoresKnownBugsAndVersions) {
+  MakeVersion8();
+  {
+    // What a version-8 triage recorded: written through SQL, as it would have.
+    Sql("INSERT INTO incidents (fingerprint, service, host, source, first_line, last_line, top_cause, "
+        "title, first_seen, last_seen) VALUES ('fp-old', 'svc', 'h', 'a.log', 1, 2, 'cuda.oom', 'OOM', "
+        "'2026-11-02T09:00:00', '2026-11-02T09:00:00')");
+  }
+  auto store = Store::Open(target());
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto old = store->GetIncident(1);
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_TRUE(old->incident.versions.empty());
+  core::Incident inc = testing::ToolkitTooOld("svc", "120", "a.log", 7, std::nullopt);
+  inc.versions.push_back({"vllm", "0.6.1", "log", "a.log", 3});
+  core::KnownBugMatch kb;
+  kb.id = "vllm#1";
+  kb.package = "vllm";
+  kb.version = "0.6.1";
+  kb.version_from = "log";
+  kb.status = "affected";
+  kb.affected = "<0.6.2";
+  kb.fixed_in = "0.6.2";
+  kb.issue = "https://example.org/1";
+  inc.causes[0].known_bugs.push_back(kb);
+  std::vector<core::Incident> batch{inc};
+  ASSERT_TRUE(store->Record(batch).ok());
+  auto back = store->GetIncident(*batch[0].id);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->incident.versions.size(), 1u);
+  EXPECT_EQ(back->incident.versions[0].version, "0.6.1");
+  EXPECT_EQ(back->incident.versions[0].line, 3u);
+  ASSERT_EQ(back->incident.causes[0].known_bugs.size(), 1u);
+  EXPECT_EQ(back->incident.causes[0].known_bugs[0].id, "vllm#1");
+  EXPECT_EQ(back->incident.causes[0].known_bugs[0].affected, "<0.6.2");
+  HistoryFilter any;
+  any.known_bug = "any";
+  auto listed = store->History(any);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->at(0).id, *batch[0].id);
+  HistoryFilter fixed;
+  fixed.known_bug = "fixed";
+  EXPECT_TRUE(store->History(fixed)->empty());
+  auto stats = store->GetStats();
+  ASSERT_TRUE(stats.ok());
+  ASSERT_EQ(stats->by_known_bug.size(), 1u);
+  EXPECT_EQ(stats->by_known_bug[0].key, "vllm#1");
+}
 
 TEST(StoreMigration, ANewerSchemaIsRefused) {
   TempDir dir;
