@@ -43,6 +43,19 @@ const Paste kPastes[] = {
     // gguf-py's IntEnum lookup of a code it does not know
     {"gguf reader older than the file", "ValueError: 17 is not a valid GGMLQuantizationType\n",
      "engine.model_unsupported"},
+    // Error lines in the words of programs that print them bare: LLVM's report_fatal_error, the
+    // CUDA compiler drivers' refusals, an absl status (XLA, jaxlib), a CUDA error a native
+    // program prints (ggml's CUDA_CHECK with cuBLAS's status text), pytest's exception line. A
+    // fragment that ends with one is a failure, with the program's message as its title.
+    {"LLVM fatal error", "LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.shfl.sync.idx.i32\n", "unclassified"},
+    {"nvcc refusing an option", "nvcc fatal   : Unknown option '-static-global-template-stub=false'\n",
+     "unclassified"},
+    {"ptxas error", "ptxas error   : Entry function 'k' uses too much shared data (0x10000 bytes, 0xc000 max)\n",
+     "unclassified"},
+    {"absl status printed bare", "INTERNAL: cuSolver invalid value error\n", "unclassified"},
+    {"ggml CUDA_CHECK", "CUDA error: an internal operation failed\n  current device: 0, in function "
+     "ggml_cuda_mul_mat_batched_cublas at ggml-cuda.cu:1891\n", "unclassified"},
+    {"pytest exception line", "E   RuntimeError: expected scalar type Float but found Half\n", "unclassified"},
     // the same enum words of another type are no file format's
     {"an enum of the program's own", "ValueError: 17 is not a valid Color\n", "unclassified"},
 };
