@@ -111,6 +111,9 @@ std::string NormalizePackage(std::string_view name) {
       {"trtllm", "tensorrt-llm"},
       {"flash-attention", "flash-attn"},
       {"ggml", "llama-cpp"},
+      {"nvidia-nccl-cu11", "nccl"},
+      {"nvidia-nccl-cu12", "nccl"},
+      {"nvidia-nccl-cu13", "nccl"},
   };
   if (auto it = kAliases.find(out); it != kAliases.end()) return it->second;
   return out;

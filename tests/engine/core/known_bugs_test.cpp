@@ -66,6 +66,7 @@ const Form kForms[] = {
     {"pip list", "torch                    2.5.1+cu124", "torch", "2.5.1+cu124"},
     {"conda list", "pytorch                   2.4.0           py3.10_cuda12.1_cudnn9.1.0_0    pytorch", "torch", "2.4.0"},
     {"collect_env pip", "[pip3] triton==3.1.0", "triton", "3.1.0"},
+    {"NCCL wheel", "[pip3] nvidia-nccl-cu13==2.28.9", "nccl", "2.28.9"},
     {"collect_env conda", "[conda] torch                     2.3.0                    pypi_0    pypi", "torch", "2.3.0"},
     {"collect_env PyTorch", "PyTorch version: 2.5.1+cu124", "torch", "2.5.1+cu124"},
     {"collect_env vLLM", "vLLM Version: 0.6.4.post1", "vllm", "0.6.4.post1"},
