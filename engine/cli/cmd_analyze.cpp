@@ -220,13 +220,16 @@ struct SplitPart {
   uint64_t lines_in_range = 0;  // newlines in the part's range
   uint64_t lines_covered = 0;   // newlines read in all, past the end included
   bool cut_short = false;       // the file ended before the part did
+  std::vector<core::PackageVersion> versions;  // the versions it showed (Analyzer::VersionsShown)
 };
 
 // The parts' incidents numbered as in the whole file, each incident once, in line order.
 // `cut_short`: a part found the file cut short; the parts after it are left out.
-FileResult JoinParts(std::vector<SplitPart>& parts, bool& cut_short) {
+// A part's incidents are given the package versions the parts before it showed.
+FileResult JoinParts(const core::RuleSet& rules, std::vector<SplitPart>& parts, bool& cut_short) {
   FileResult result;
   uint64_t offset = 0, covered = 0;
+  std::vector<core::PackageVersion> earlier;
   cut_short = false;
   for (size_t k = 0; k < parts.size() && !cut_short; ++k) {
     // A part that found the file cut short framed fewer lines than its range held, so the parts
@@ -237,7 +240,15 @@ FileResult JoinParts(std::vector<SplitPart>& parts, bool& cut_short) {
       // Failures up to where the part before stopped are that part's (it stopped only with
       // every incident closed); a warning before that point may still open this part's.
       if (k > 0 && inc.failure_line <= covered) continue;
+      core::CarryVersions(rules, earlier, inc);
       result.incidents.push_back(std::move(inc));
+    }
+    for (auto& v : parts[k].versions) {
+      v.line += offset;
+      auto same = std::find_if(earlier.begin(), earlier.end(),
+                               [&](const core::PackageVersion& e) { return e.package == v.package; });
+      if (same != earlier.end()) *same = std::move(v);
+      else earlier.push_back(std::move(v));
     }
     covered = std::max(covered, offset + parts[k].lines_covered);
     offset += parts[k].lines_in_range;
@@ -341,6 +352,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     part.cut_short = reader.cut_short();
     if (k + 1 == n && !part.cut_short) analyzer.EndSource(source_id, stream.counters().lines);
     for (auto& i : analyzer.Finish()) part.incidents.push_back(std::move(i));
+    part.versions = analyzer.VersionsShown();
   };
   std::vector<std::thread> pool;
   for (size_t k = 1; k < n; ++k) pool.emplace_back(run, k);
@@ -348,7 +360,7 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
   for (auto& t : pool) t.join();
 
   bool cut_short = false;
-  FileResult result = JoinParts(out, cut_short);
+  FileResult result = JoinParts(*rules, out, cut_short);
   if (cut_short)
     std::cerr << "triage: " << TerminalText(path)
               << ": warning: the file became shorter while it was read (rotated by truncation?); "

@@ -130,10 +130,11 @@ TEST(AnalyzeCli, ThreadsGiveTheSameReport) {
 
 TEST(AnalyzeCli, OneLargeFileSharedByThreadsGivesTheSameReport) {
   // 40 MB of noise with a crash every 4 MB, one of them straddling the middle, where two
-  // threads cut the file.
+  // threads cut the file. The version its banner shows is every incident's, in every part.
   const fs::path p = fs::temp_directory_path() / ("triage-cli-large-" + std::to_string(::getpid()) + ".log");
   {
     std::ofstream f(p, std::ios::binary);
+    f << "INFO 11-02 09:14:50 api_server.py:528] vLLM API server version 0.6.3\n";
     const std::string noise = "[2026-11-02 09:14:51 TP0] Decode batch. #running-req: 12, #token: 4096, token usage: 0.42\n";
     uint64_t written = 0, next_crash = 1u << 20;
     int crashes = 0;
@@ -150,8 +151,16 @@ TEST(AnalyzeCli, OneLargeFileSharedByThreadsGivesTheSameReport) {
     }
     ASSERT_EQ(crashes, 10);
   }
-  Outcome one = Triage("analyze --no-store --json --threads 1 " + p.string());
-  Outcome three = Triage("analyze --no-store --json --threads 3 " + p.string());
+  // The fixture rules and a signature of the banner's version line.
+  const fs::path versions = fs::temp_directory_path() / ("triage-cli-versions-" + std::to_string(::getpid()));
+  fs::create_directories(versions);
+  std::ofstream(versions / "versions.toml")
+      << "[[signature]]\nid = \"version.banner\"\n"
+         "pattern = 'vLLM API server version (?P<vllm_version>\\d+(?:\\.\\d+)+)'\nversions = true\n";
+  const std::string args = "analyze --no-store --json --rules " + versions.string();
+  Outcome one = Triage(args + " --threads 1 " + p.string());
+  Outcome three = Triage(args + " --threads 3 " + p.string());
+  fs::remove_all(versions);
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_EQ(one.out, three.out);
   size_t incidents = 0;
@@ -159,6 +168,11 @@ TEST(AnalyzeCli, OneLargeFileSharedByThreadsGivesTheSameReport) {
        at = one.out.find("\"id\":null", at + 1))
     ++incidents;
   EXPECT_EQ(incidents, 10u);
+  size_t with_version = 0;
+  for (size_t at = one.out.find("\"versions\":[{\"package\":\"vllm\",\"version\":\"0.6.3\""); at != std::string::npos;
+       at = one.out.find("\"versions\":[{\"package\":\"vllm\",\"version\":\"0.6.3\"", at + 1))
+    ++with_version;
+  EXPECT_EQ(with_version, 10u);
   fs::remove(p);
 }
 

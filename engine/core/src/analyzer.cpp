@@ -996,6 +996,30 @@ std::vector<Incident> Analyzer::TakeClosed() {
 
 bool Analyzer::has_open_incident() const { return !impl_->windows.empty(); }
 
+std::vector<PackageVersion> Analyzer::VersionsShown() const {
+  std::map<std::string, PackageVersion> last;
+  for (const auto& [source, versions] : impl_->source_versions)
+    for (const auto& [package, version] : versions) last[package] = version;
+  std::vector<PackageVersion> out;
+  for (auto& [package, version] : last) out.push_back(std::move(version));
+  return out;
+}
+
+void CarryVersions(const RuleSet& rules, const std::vector<PackageVersion>& earlier, Incident& incident) {
+  bool added = false;
+  for (const auto& v : earlier) {
+    if (std::any_of(incident.versions.begin(), incident.versions.end(),
+                    [&](const PackageVersion& have) { return have.package == v.package; }))
+      continue;
+    incident.versions.push_back(v);
+    added = true;
+  }
+  if (!added) return;
+  std::sort(incident.versions.begin(), incident.versions.end(),
+            [](const PackageVersion& a, const PackageVersion& b) { return a.package < b.package; });
+  MatchKnownBugs(rules, incident);
+}
+
 bool Analyzer::wants_benign() const {
   for (const auto& w : impl_->windows)
     if (!w.definitive) return true;

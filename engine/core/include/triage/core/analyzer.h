@@ -80,11 +80,19 @@ class Analyzer {
   // True while an incident is open (a failure seen, its window not closed yet). A caller that
   // splits one input between analyzers cuts only where this is false.
   bool has_open_incident() const;
+  // The last version of each package the sources have shown so far (docs/known-bugs.md), by
+  // package. A caller that splits one input between analyzers gives a part's incidents the
+  // versions the parts before it showed (CarryVersions).
+  std::vector<PackageVersion> VersionsShown() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Gives `incident` the versions of `earlier` (shown before the part of the input it was found in)
+// of the packages it shows none of, and matches its known bugs again when one was added.
+void CarryVersions(const RuleSet& rules, const std::vector<PackageVersion>& earlier, Incident& incident);
 
 // "sglang-server.log.1" -> "sglang-server"; "-" -> "stdin"; a Kubernetes pod's log
 // (/var/log/pods/ml_sglang-0_<uid>/server/0.log, see ingest::PodLogPathOf) -> its container,
