@@ -56,6 +56,21 @@ const Paste kPastes[] = {
     {"ggml CUDA_CHECK", "CUDA error: an internal operation failed\n  current device: 0, in function "
      "ggml_cuda_mul_mat_batched_cublas at ggml-cuda.cu:1891\n", "unclassified"},
     {"pytest exception line", "E   RuntimeError: expected scalar type Float but found Half\n", "unclassified"},
+    // CUDA's "unknown error" where PyTorch first initialises it: the device did not come up
+    {"PyTorch CUDA init, unknown error", "RuntimeError: CUDA unknown error - this may be due to an incorrectly "
+     "set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the "
+     "available devices to be zero.\n", "cuda.no_device"},
+    {"THC init, unknown error",
+     "RuntimeError: cuda runtime error (30) : unknown error at /w/aten/src/THC/THCGeneral.cpp:51\n", "cuda.no_device"},
+    // Python's Windows loader (ctypes) naming the DLL it could not load
+    {"ctypes on Windows", "FileNotFoundError: Could not find module 'C:\\env\\Lib\\site-packages\\torch\\lib\\"
+     "caffe2_nvrtc.dll' (or one of its dependencies). Try using the full path with constructor syntax.\n",
+     "native.lib_not_found"},
+    // a library's own lookup of an entry point the loaded library lacks; CUDA's error string of
+    // the same words is no symbol's name
+    {"dlsym by a library", "XlaRuntimeError: INTERNAL: operation cudaGetLastError() failed: cudaGetErrorString "
+     "symbol not found.\n", "native.undefined_symbol"},
+    {"CUDA's named symbol error", "RuntimeError: CUDA error: named symbol not found\n", "unclassified"},
     // the same enum words of another type are no file format's
     {"an enum of the program's own", "ValueError: 17 is not a valid Color\n", "unclassified"},
 };
