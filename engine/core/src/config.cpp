@@ -1,6 +1,7 @@
 #include "triage/core/config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -56,9 +57,9 @@ Status ReadNumber(const toml::table& t, const char* section, const char* key, do
   const toml::node* n = t[section][key].node();
   if (!n) return Status::Ok();
   auto v = n->value<double>();
-  if (!v || *v < 0) {
+  if (!v || !std::isfinite(*v) || *v < 0) {
     return Status::InvalidInput(file + ":" + std::to_string(n->source().begin.line) + ": " +
-                                section + "." + key + ": expected a non-negative number");
+                                section + "." + key + ": expected a finite non-negative number");
   }
   out = *v;
   cfg.origin[std::string(section) + "." + key] = file;

@@ -33,11 +33,39 @@ std::string ThisHost() {
   return buf;
 }
 
-// A part of the summary line: one line, no control characters, bounded.
+// A part of the summary line: one line, no control characters, bounded, and nothing a chat
+// reads as markup (the text comes from a log): Slack's commands and mentions ("<!channel>",
+// "<@U123>", "<url|label>") lose their angle brackets to look-alikes, "@here", "@channel" and
+// "@everyone" their at sign, a Markdown link its "](", and the bidirectional controls (U+202A to
+// U+202E, U+2066 to U+2069, U+200E, U+200F, U+061C) that reorder what a reader sees are dropped.
 std::string Part(std::string_view s) {
-  std::string out = SanitizeUtf8(s.substr(0, std::min(s.size(), kTextPart)));
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  const std::string clean = SanitizeUtf8(s.substr(0, std::min(s.size(), kTextPart)));
+  std::string out;
+  for (size_t i = 0; i < clean.size(); ++i) {
+    const auto c = static_cast<unsigned char>(clean[i]);
+    const std::string_view rest = std::string_view(clean).substr(i);
+    if (c < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else if (c == '<') {
+      out += "\u2039";
+    } else if (c == '>') {
+      out += "\u203a";
+    } else if (c == '@' && (rest.substr(1, 4) == "here" || rest.substr(1, 7) == "channel" ||
+                            rest.substr(1, 8) == "everyone")) {
+      out += "\uff20";
+    } else if (c == ']' && rest.substr(1, 1) == "(") {
+      out += "] ";
+    } else if (c == 0xe2 && i + 2 < clean.size() &&
+               ((clean[i + 1] == '\x80' && ((clean[i + 2] >= '\xaa' && clean[i + 2] <= '\xae') ||
+                                            clean[i + 2] == '\x8e' || clean[i + 2] == '\x8f')) ||
+                (clean[i + 1] == '\x81' && clean[i + 2] >= '\xa6' && clean[i + 2] <= '\xa9'))) {
+      i += 2;
+    } else if (c == 0xd8 && i + 1 < clean.size() && clean[i + 1] == '\x9c') {
+      i += 1;
+    } else {
+      out += clean[i];
+    }
+  }
   return out;
 }
 

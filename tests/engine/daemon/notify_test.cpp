@@ -123,6 +123,22 @@ TEST_F(NotifyTest, TheRateLimitHoldsAndTheExcessIsCountedAndLogged) {
   EXPECT_EQ(w_->Stop(SIGTERM), 0) << w_->Log();
 }
 
+// The summary line is what a chat shows: a log's words in it (here a file name) ping nobody and
+// reorder nothing.
+TEST_F(NotifyTest, TheTextCarriesNoChatMarkupFromTheLog) {
+  const fs::path out = AppendingHook();
+  ASSERT_NO_FATAL_FAILURE(Start());
+  Append(dir_ / "svc<!channel>@here\u202e.log", {CudaOomCrash()}, 0, 1);
+  ASSERT_TRUE(WaitUntil([&] { return Lines(out).size() == 1; }, 10s)) << w_->Log();
+  const std::string line = Lines(out)[0];
+  const std::string text = line.substr(0, line.find("\",\"event\""));
+  EXPECT_EQ(text.find("<!channel>"), std::string::npos) << text;
+  EXPECT_EQ(text.find("@here"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\u202e"), std::string::npos) << text;
+  EXPECT_NE(text.find("svc\u2039!channel\u203a\uff20here"), std::string::npos) << text;
+  EXPECT_EQ(w_->Stop(SIGTERM), 0) << w_->Log();
+}
+
 TEST_F(NotifyTest, TheWebhookIsPostedTheIncidentWithAOneLineText) {
   HttpReceiver receiver;
   ASSERT_GT(receiver.port(), 0);
@@ -163,6 +179,8 @@ TEST_F(NotifyTest, WhatIsNotSupportedIsAConfigurationErrorWithItsLine) {
       {"exec = [\"notify-send\"]\n", "config.toml:2: notify.exec: the program must be an absolute path"},
       {"exec = \"/usr/bin/notify-send --urgency=critical\"\n", "config.toml:2: notify.exec: expected an array"},
       {"per_minute = 0\n", "config.toml:2: notify.per_minute: at least 1"},
+      {"per_minute = nan\n", "config.toml:2: notify.per_minute: expected a finite non-negative number"},
+      {"deadline = inf\n", "config.toml:2: notify.deadline: expected a finite non-negative number"},
   };
   for (const auto& [text, error] : cases) {
     Config(text);
