@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "command.h"
+#include "triage/redact.h"
 #include "triage/core/config.h"
 #include "triage/json.h"
 #include "triage/store/store.h"
@@ -68,6 +69,7 @@ int RunStatus(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
   std::string path = core::ResolveDbPath(args.Get("db"), *cfg);
+  const std::string shown = RedactSecrets(path);  // what is printed of it
   store::StoreOptions so;
   so.create = false;
   so.read_only = true;
@@ -85,10 +87,10 @@ int RunStatus(const std::vector<std::string>& argv) {
   if (!*hb_r) {
     if (json) std::cout << "{\"state\":\"never ran\",\"db\":" << [&] {
         std::string s;
-        AppendJsonString(s, path);
+        AppendJsonString(s, shown);
         return s;
       }() << "}\n";
-    else std::cout << "daemon: never ran on " << TerminalText(path) << "\n";
+    else std::cout << "daemon: never ran on " << TerminalText(shown) << "\n";
     return kExitFound;
   }
   const store::Heartbeat& hb = **hb_r;
@@ -105,7 +107,7 @@ int RunStatus(const std::vector<std::string>& argv) {
     JsonWriter w;
     w.BeginObject();
     w.Key("state").String(state);
-    w.Key("db").String(path);
+    w.Key("db").String(shown);
     w.Key("pid").Int(hb.pid);
     w.Key("started_at").String(hb.started_at);
     w.Key("updated_at").String(hb.updated_at);
@@ -118,7 +120,7 @@ int RunStatus(const std::vector<std::string>& argv) {
     std::cout << w.str() << "\n";
   } else {
     std::cout << "daemon:     " << state << " (pid " << hb.pid << ")\n"
-              << "database:   " << TerminalText(path) << "\n"
+              << "database:   " << TerminalText(shown) << "\n"
               << "started:    " << TerminalText(hb.started_at) << " UTC\n"
               << "heartbeat:  " << TerminalText(hb.updated_at) << " UTC (" << Ago(age) << ")\n"
               << "files:      " << Counter(hb, "files") << " in " << Counter(hb, "folders")

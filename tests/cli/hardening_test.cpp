@@ -166,4 +166,21 @@ TEST(Hardening, Item13_VersionSaysWhetherHyperscanIsLinked) {
 #endif
 }
 
+// A store's password is never printed, in a URL or in libpq's keyword form, and the keyword
+// form is a PostgreSQL store (not a SQLite file named after it, password included).
+TEST(Hardening, AStoresPasswordIsNeverPrintedInAnyForm) {
+  const fs::path cwd = Tmp() / "cwd";
+  fs::create_directories(cwd);
+  for (const std::string db : {"host=127.0.0.1 port=1 dbname=x password=hunter2 connect_timeout=2",
+                               "postgresql://u:hunter2@127.0.0.1:1/x?connect_timeout=2",
+                               "postgresql://127.0.0.1:1/x?password=hunter2&connect_timeout=2"}) {
+    for (const char* command : {"status", "history", "config"}) {
+      Outcome r = Triage(std::string(command) + " --db \"" + db + "\"", "cd " + cwd.string() + " &&");
+      EXPECT_EQ(r.out.find("hunter2"), std::string::npos) << command << ": " << r.out;
+      EXPECT_EQ(r.err.find("hunter2"), std::string::npos) << command << ": " << r.err;
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(cwd)) << "a file was created for a connection string";
+}
+
 }  // namespace

@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "triage/core/spelling.h"
+#include "triage/redact.h"
 
 namespace triage::core {
 
@@ -323,12 +324,7 @@ std::string DescribeConfig(const Config& c) {
   line("analyze.timezone", Quote(c.timezone ? FormatUtcOffset(*c.timezone) : ""));
   line("rules.folders", List(c.rule_folders));
   std::string db = ResolveDbPath(std::nullopt, c);
-  // A PostgreSQL URL's password is not shown: scheme://user:***@host/...
-  if (size_t scheme = db.find("://"), at = db.find('@'); scheme != std::string::npos &&
-                                                           at != std::string::npos) {
-    size_t colon = db.find(':', scheme + 3);
-    if (colon < at) db.replace(colon + 1, at - colon - 1, "***");
-  }
+  db = RedactSecrets(db);  // a PostgreSQL address's password, in any of its forms
   const char* env = std::getenv("TRIAGE_DB");
   out << "store.path = " << Quote(db) << "  # "
       << (env && *env ? "TRIAGE_DB"
@@ -346,7 +342,7 @@ std::string DescribeConfig(const Config& c) {
   line("metrics.listen", Quote(c.metrics_listen));
   line("metrics.textfile", Quote(c.metrics_textfile));
   line("notify.exec", List(c.notify_exec));
-  line("notify.webhook", Quote(c.notify_webhook));
+  line("notify.webhook", Quote(RedactSecrets(c.notify_webhook)));
   line("notify.deadline", Number(c.notify_deadline_seconds));
   line("notify.per_minute", Number(c.notify_per_minute));
   return out.str();

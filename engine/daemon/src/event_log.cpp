@@ -1,8 +1,12 @@
 #include "event_log.h"
 
+#include "triage/redact.h"
+
 namespace triage::daemon::detail {
 
 void EventLog::Log(LogRecord record) {
+  // A store's address or a webhook's URL in an error keeps its secrets here.
+  for (auto& field : record.fields) field.second = RedactSecrets(field.second);
   std::lock_guard<std::mutex> lock(mu_);
   if (sink_) sink_(record);
 }
@@ -10,7 +14,7 @@ void EventLog::Log(LogRecord record) {
 void EventLog::Error(std::string event, std::string error, LogFields fields) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    last_error_ = event + ": " + error;
+    last_error_ = event + ": " + RedactSecrets(error);
     ++errors_;
   }
   fields.emplace_back("error", std::move(error));

@@ -1,5 +1,7 @@
 #include "postgres.h"
 
+#include "triage/redact.h"
+
 #include <dlfcn.h>
 #include <libpq-fe.h>
 
@@ -306,20 +308,11 @@ class PgDb final : public Db {
 }  // namespace
 
 bool IsPostgresUrl(const std::string& target) {
-  return target.rfind("postgresql://", 0) == 0 || target.rfind("postgres://", 0) == 0;
+  return target.rfind("postgresql://", 0) == 0 || target.rfind("postgres://", 0) == 0 ||
+         IsLibpqKeywords(target);
 }
 
-std::string RedactUrl(const std::string& url) {
-  // scheme://user:password@host/... -> scheme://user:***@host/...
-  const size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  const size_t at = url.find('@', scheme + 3);
-  const size_t slash = url.find('/', scheme + 3);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return url;
-  const size_t colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon + 1) + "***" + url.substr(at);
-}
+std::string RedactUrl(const std::string& url) { return RedactSecrets(url); }
 
 Result<std::unique_ptr<Db>> OpenPostgres(const std::string& url, int busy_timeout_ms) {
   auto pq = LoadLibpq();
