@@ -1,6 +1,8 @@
 // Regression tests of the faults a probe of bad inputs, bad outputs and hostile logs found, one
 // test named after each (the numbers are the items of the hardening issue).
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -10,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+
 #include "../gzip_text.h"
 #include "cli_run.h"
 
@@ -181,6 +185,28 @@ TEST(Hardening, AStoresPasswordIsNeverPrintedInAnyForm) {
     }
   }
   EXPECT_TRUE(fs::is_empty(cwd)) << "a file was created for a connection string";
+}
+
+// A PostgreSQL address whose server accepts and never answers: the command fails with the
+// connection's timeout (ten seconds unless the address sets its own) instead of hanging; a hang
+// would be ended by `timeout` and fail the test.
+TEST(Hardening, AStoreThatNeverAnswersIsGivenUpAtItsConnectTimeout) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int port = ntohs(addr.sin_port);
+  // The kernel completes the handshake from the backlog; nothing is ever read or written.
+  Outcome r = Triage("history --db postgresql://127.0.0.1:" + std::to_string(port) + "/triage",
+                     "timeout 60");
+  ::close(listener);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("timeout expired"), std::string::npos) << r.err;
 }
 
 }  // namespace

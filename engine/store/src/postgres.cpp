@@ -314,11 +314,31 @@ bool IsPostgresUrl(const std::string& target) {
 
 std::string RedactUrl(const std::string& url) { return RedactSecrets(url); }
 
+namespace {
+
+// A server that accepts and never answers must not hang a command: without a connect_timeout of
+// the user's, the connection gets kConnectTimeoutSeconds, in the URL's form or the keywords'.
+constexpr int kConnectTimeoutSeconds = 10;
+// A statement the server holds longer than this (a stalled server, a lock) fails instead.
+constexpr int kStatementTimeoutMs = 60000;
+
+std::string WithConnectTimeout(const std::string& target) {
+  if (target.find("connect_timeout") != std::string::npos) return target;
+  const std::string value = std::to_string(kConnectTimeoutSeconds);
+  if (IsLibpqKeywords(target)) return target + " connect_timeout=" + value;
+  const size_t fragment = target.find('#');
+  const std::string head = target.substr(0, fragment);
+  const std::string tail = fragment == std::string::npos ? std::string() : target.substr(fragment);
+  return head + (head.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=" + value + tail;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Db>> OpenPostgres(const std::string& url, int busy_timeout_ms) {
   auto pq = LoadLibpq();
   if (!pq.ok()) return pq.status();
   const Libpq& lib = **pq;
-  PGconn* conn = lib.connectdb(url.c_str());
+  PGconn* conn = lib.connectdb(WithConnectTimeout(url).c_str());
   if (!conn) return Status::Unavailable("cannot connect (out of memory)");
   if (lib.status(conn) != CONNECTION_OK) {
     std::string why = OneLine(lib.error_message(conn));
@@ -330,6 +350,7 @@ Result<std::unique_ptr<Db>> OpenPostgres(const std::string& url, int busy_timeou
   // Settings of this session only; the numbers are computed here, not text from outside.
   const std::string settings = "SET client_encoding = 'UTF8'; SET lock_timeout = " +
                                std::to_string(busy_timeout_ms > 0 ? busy_timeout_ms : 0) +
+                               "; SET statement_timeout = " + std::to_string(kStatementTimeoutMs) +
                                "; SET client_min_messages = warning";
   Status s = db->Exec(settings.c_str(), "database");
   if (!s.ok()) return s;
