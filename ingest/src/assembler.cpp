@@ -824,10 +824,19 @@ void Assembler::AfterLine(Open* taker, std::string_view key) {
 }
 
 void Assembler::Push(DecodedLine& line, const LineMeta& meta, bool single) {
+  struct Constant final : Single {
+    explicit Constant(bool v) : value(v) {}
+    bool operator()() const override { return value; }
+    bool value;
+  };
+  Push(line, meta, Constant(single));
+}
+
+void Assembler::Push(DecodedLine& line, const LineMeta& meta, const Single& single) {
   if (open_.empty() && queue_.empty() && !MayStartEvent(line.message, meta)) {
     // The usual case: nothing is open or waiting, and the line starts nothing: its event (if
     // it gets one) leaves at once.
-    if (single) EmitLine(line);
+    if (single()) EmitLine(line);
     return;
   }
   // The key must outlive `line`, whose strings may be swapped away below.
@@ -861,7 +870,7 @@ void Assembler::Push(DecodedLine& line, const LineMeta& meta, bool single) {
       }
     }
   }
-  if (!StartEvent(key, line, meta) && single) {
+  if (!StartEvent(key, line, meta) && single()) {
     EmitLine(line);
   }
   if (!open_.empty() || !queue_.empty()) AfterLine(nullptr, key);

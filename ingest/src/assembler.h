@@ -45,9 +45,20 @@ class Assembler {
   Assembler(const Assembler&) = delete;
   Assembler& operator=(const Assembler&) = delete;
 
+  // Whether a line is to be an event of its own where no open event takes it (the caller's
+  // prefilter), asked only then: most lines read while an event is open are taken by it.
+  class Single {
+   public:
+    virtual bool operator()() const = 0;
+
+   protected:
+    ~Single() = default;
+  };
+
   // Takes one decoded line. `line` may be swapped with a recycled one (its content is then
-  // unspecified but valid, ready for the decoder to overwrite). With `single` false the line
-  // may start or join a multi-line event but gives no event of its own.
+  // unspecified but valid, ready for the decoder to overwrite). Where `single` says no, the
+  // line may start or join a multi-line event but gives no event of its own.
+  void Push(DecodedLine& line, const LineMeta& meta, const Single& single);
   void Push(DecodedLine& line, const LineMeta& meta, bool single = true);
   // Where the next line should be decoded: the line event that leaves at once is built in place,
   // with no copy or swap. Valid until the next Push.

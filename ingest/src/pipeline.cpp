@@ -78,10 +78,30 @@ struct EventStream::Impl {
   // Whether keep_line (or weak_line, while weak lines matter) accepts `raw`; `known`: it is
   // known to accept it, `rejected`: known not to (weak_line may still).
   bool Wanted(std::string_view raw, bool known, bool rejected = false) const {
-    if (known || (!rejected && options.keep_line(raw))) return true;
-    return options.weak_line && (!options.keep_weak || !assembler.idle() || options.keep_weak()) &&
-           options.weak_line(raw);
+    return Wanted(raw, known, rejected, WeakMatters());
   }
+  bool Wanted(std::string_view raw, bool known, bool rejected, bool weak_matters) const {
+    if (known || (!rejected && options.keep_line(raw))) return true;
+    return options.weak_line && weak_matters && options.weak_line(raw);
+  }
+  bool WeakMatters() const {
+    return !options.keep_weak || !assembler.idle() || options.keep_weak();
+  }
+
+  // Wanted() of a line read while an event is open, asked only if that event does not take it;
+  // whether weak lines matter is as it was when the line came.
+  struct WantedLater final : detail::Assembler::Single {
+    WantedLater(const Impl& impl, std::string_view raw, bool known, bool rejected)
+        : impl(impl),
+          raw(raw),
+          known(known),
+          rejected(rejected),
+          weak_matters(impl.WeakMatters()) {}
+    bool operator()() const override { return impl.Wanted(raw, known, rejected, weak_matters); }
+    const Impl& impl;
+    std::string_view raw;
+    bool known, rejected, weak_matters;
+  };
 
   // One line of the service's own: decoded and handed to the assembler, unless the prefilter
   // rejects it while nothing is open. `wrapped`: what its wrapper said, filling in what the
@@ -89,9 +109,12 @@ struct EventStream::Impl {
   void Take(const detail::LineView& v, bool known, const detail::WrapperFields* wrapped,
             bool rejected = false) {
     bool keep = true;
-    if (options.keep_line) {
+    // While an event is open the line is decoded whatever the prefilter says: it is asked only
+    // where the event does not take the line.
+    const bool ask_later = options.keep_line && !assembler.idle();
+    if (options.keep_line && !ask_later) {
       keep = Wanted(v.raw, known, rejected);
-      if (!keep && assembler.idle() && !detail::Assembler::MayStartMultiLine(v.raw)) {
+      if (!keep && !detail::Assembler::MayStartMultiLine(v.raw)) {
         return;  // counted, not decoded, no event
       }
     }
@@ -104,7 +127,10 @@ struct EventStream::Impl {
     line.time_dated = clock.Normalize(line.time, wrapper_time);
     if (wrapper_time.empty()) line.wrapper_time.reset();
     else detail::WrapperTimeInUtc(wrapper_time, line.wrapper_time);
-    assembler.Push(line, meta, keep);
+    if (ask_later)
+      assembler.Push(line, meta, WantedLater(*this, v.raw, known, rejected));
+    else
+      assembler.Push(line, meta, keep);
   }
 
   static void FillFromWrapper(DecodedLine& line, const detail::WrapperFields& f) {
