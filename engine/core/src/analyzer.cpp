@@ -495,7 +495,7 @@ struct Analyzer::Impl {
     const ingest::Event& ev;
     uint64_t seq = 0;
     std::string stream;  // "<source>|<process prefix>"
-    std::string source;  // the source's name as given
+    std::string_view source;  // the source's name as given
     std::string actor;   // ActorOfProcess of its prefix
     std::string prefix_pid;
     std::optional<double> t, clock, clock_bound;
@@ -516,7 +516,7 @@ struct Analyzer::Impl {
     EventContext e(ev);
     e.seq = ++event_seq;
     e.stream = std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
-    e.source = std::string(source_name);
+    e.source = source_name;
     e.actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
     Clocks(e);
     MatchHits(e, ScopeOf(e));
@@ -683,7 +683,7 @@ struct Analyzer::Impl {
   detail::HitRecord RecordOf(const EventContext& e, const SignatureHit& h, bool in_failure) const {
     detail::HitRecord r;
     r.hit = h;
-    r.source = e.source;
+    r.source.assign(e.source);
     r.text = e.Display(h.line_index);
     r.event = e.seq;
     r.in_failure = in_failure;
@@ -766,7 +766,7 @@ struct Analyzer::Impl {
     if (!w || !Full(*w)) CompleteHits(e);
     if (!w) w = NearWindow(e.stream, ev.source, ev.first_line, e.t, FactsOf(e));
     if (w->failures.empty() && w->hits.empty()) {
-      w->source = e.source;
+      w->source.assign(e.source);
       w->source_id = ev.source;
       w->host = ev.host ? *ev.host : (options.host.empty() ? default_host : options.host);
     }
@@ -819,7 +819,7 @@ struct Analyzer::Impl {
     const ingest::Event& ev = e.ev;
     const auto& sigs = rules->signatures();
     detail::FailureRecord f;
-    f.source = e.source;
+    f.source.assign(e.source);
     f.event = e.seq;
     f.stream = e.stream;
     f.definitive = e.fatal || e.uncaught;

@@ -626,6 +626,9 @@ std::unique_ptr<RuleSet::Compiled> RuleSetBuilder::Compile() {
   std::map<std::pair<std::string, bool>, size_t> literal_index;
   RE2::Options opts = detail::MatchOptions();
   c->regex = std::make_unique<RuleSet::Compiled::LazyRegex[]>(rs.signatures_.size());
+  c->starts_lines.resize(rs.signatures_.size());
+  for (size_t i = 0; i < rs.signatures_.size(); ++i)
+    c->starts_lines[i] = MatchesStartLines(rs.signatures_[i].pattern);
   for (size_t i = 0; i < rs.signatures_.size(); ++i) {
     const SignatureRule& s = rs.signatures_[i];
     if (s.site) continue;
@@ -733,6 +736,48 @@ RuleSet::Compiled::Subset RuleSetBuilder::CompileSubset(
   }
   sub.scanner = detail::LiteralScanner(literals, keep_case);
   return sub;
+}
+
+bool MatchesStartLines(std::string_view p) {
+  // The flag groups first: "(?m)", "(?im)", "(?s-m)"...
+  bool multi_line = false;
+  while (p.size() > 2 && p[0] == '(' && p[1] == '?') {
+    const size_t close = p.find(')');
+    if (close == std::string_view::npos) return false;
+    const std::string_view flags = p.substr(2, close - 2);
+    if (flags.empty() || flags.find_first_not_of("imsU-") != std::string_view::npos) return false;
+    const size_t minus = flags.find('-');
+    if (flags.substr(0, minus).find('m') != std::string_view::npos) multi_line = true;
+    if (minus != std::string_view::npos && flags.find('m', minus) != std::string_view::npos)
+      multi_line = false;
+    p.remove_prefix(close + 1);
+  }
+  if (!multi_line || p.empty() || p[0] != '^') return false;
+  int depth = 0;
+  for (size_t i = 1; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '[') {
+      // A class, to its closing bracket (one right after the opening, or after '^', is a member).
+      size_t j = i + 1;
+      if (j < p.size() && p[j] == '^') ++j;
+      if (j < p.size() && p[j] == ']') ++j;
+      for (; j < p.size() && p[j] != ']'; ++j) {
+        if (p[j] == '[') return false;  // "[[:alpha:]]": not told apart here
+        if (p[j] == '\\') ++j;
+      }
+      if (j >= p.size()) return false;
+      i = j;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      if (--depth < 0) return false;
+    } else if (c == '|' && depth == 0) {
+      return false;
+    }
+  }
+  return depth == 0;
 }
 
 std::string PrefilterBackend() { return detail::LineFinderBackend(); }

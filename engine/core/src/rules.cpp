@@ -2,8 +2,8 @@
 // the literal prefilter), and the error-site tables within the texts that ask for them.
 #include "triage/core/rules.h"
 
+#include <array>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "rules_internal.h"
 #include "triage/core/analyzer.h"
@@ -163,11 +163,12 @@ SignatureHit HitAt(int s, const TextPlace& at) {
 // The line of a traceback that shows exception `type` (searching from `from`).
 size_t FindExceptionLine(const ingest::Event& ev, const ingest::ExceptionInfo& ex, size_t from,
                          bool from_end) {
-  std::string head = ex.type;
-  std::string first_msg = ex.message.substr(0, ex.message.find('\n'));
+  const std::string& head = ex.type;
+  const std::string_view first_msg =
+      std::string_view(ex.message).substr(0, std::min<size_t>(ex.message.find('\n'), 40));
   auto matches = [&](const std::string& m) {
     if (m.find(head) == std::string::npos) return false;
-    return first_msg.empty() || m.find(first_msg.substr(0, 40)) != std::string::npos;
+    return first_msg.empty() || m.find(first_msg) != std::string::npos;
   };
   if (from_end) {
     for (size_t k = ev.lines.size(); k-- > from;)
@@ -183,11 +184,20 @@ size_t FindExceptionLine(const ingest::Event& ev, const ingest::ExceptionInfo& e
 
 }  // namespace
 
+namespace {
+// What one Match() works in, kept by a memo from one call to the next.
+struct MatchBuffers {
+  std::vector<int> scratch;       // the candidates of a text
+  std::vector<size_t> line_hits;  // where each line's hits start
+  std::string text;               // an exception's text
+};
+}  // namespace
+
 // A text's hits are a function of the text, the signatures asked for and where it is tried: the
 // memo keeps them by the three, and gives them back with the positions of the text at hand.
 struct MatchMemo::Impl {
   static constexpr size_t kTexts = 256;         // texts kept
-  static constexpr size_t kSeen = 4096;         // texts seen once, by key
+  static constexpr size_t kSeen = 4096;         // texts seen once, by key (a slot each)
   static constexpr size_t kMaxTextBytes = 512;  // longer texts are not kept
   struct Entry {
     std::string text;
@@ -195,7 +205,8 @@ struct MatchMemo::Impl {
     std::vector<SignatureHit> hits;
   };
   std::unordered_map<uint64_t, Entry> texts;
-  std::unordered_set<uint64_t> seen;
+  std::vector<uint64_t> seen = std::vector<uint64_t>(kSeen);  // the key last seen in each slot
+  MatchBuffers buffers;
 
   static uint32_t How(MatchScope scope, const TextPlace& at) {
     return uint32_t(scope) | uint32_t(at.place) << 4 | uint32_t(at.last_exception) << 8 |
@@ -217,7 +228,11 @@ namespace {
 class EventMatcher {
  public:
   EventMatcher(const RuleSet& rules, const RuleSet::Compiled& c, MatchScope scope, MatchMemo* memo)
-      : rules_(rules), c_(c), scope_(scope), memo_(memo ? &memo->impl() : nullptr) {}
+      : rules_(rules),
+        c_(c),
+        scope_(scope),
+        memo_(memo ? &memo->impl() : nullptr),
+        buf_(memo_ ? memo_->buffers : own_) {}
 
   // Appends the hits of `text` tried at `at`.
   void Text(std::string_view text, const TextPlace& at, std::vector<SignatureHit>& out) {
@@ -242,9 +257,9 @@ class EventMatcher {
     const size_t before = out.size();
     Regexes(text, at, out);
     // Kept the second time it is met: most texts are met once.
-    if (memo->seen.erase(key) == 0) {
-      if (memo->seen.size() >= MatchMemo::Impl::kSeen) memo->seen.clear();
-      memo->seen.insert(key);
+    uint64_t& seen = memo->seen[key % MatchMemo::Impl::kSeen];
+    if (seen != key) {
+      seen = key;
       return;
     }
     if (memo->texts.size() >= MatchMemo::Impl::kTexts) memo->texts.clear();
@@ -280,7 +295,8 @@ class EventMatcher {
   const RuleSet::Compiled& c_;
   MatchScope scope_;
   MatchMemo::Impl* memo_;
-  std::vector<int> scratch_;
+  MatchBuffers own_;
+  MatchBuffers& buf_;  // the memo's, else own_
 };
 
 // The signatures whose regex `text` asks for, into scratch_, sorted and each once: those with a
@@ -288,7 +304,7 @@ class EventMatcher {
 // they form a set); of a subset of the signatures (MatchScope), the same, found from their
 // literals alone.
 void EventMatcher::Candidates(std::string_view text) {
-  std::vector<int>& scratch = scratch_;
+  std::vector<int>& scratch = buf_.scratch;
   scratch.clear();
   if (scope_ == MatchScope::kAll) {
     auto candidates_of = [&](size_t lit) {
@@ -342,7 +358,10 @@ void EventMatcher::Regexes(std::string_view text, const TextPlace& at,
     return std::any_of(words.begin(), words.end(),
                        [&](const std::string& w) { return lowered.find(w) != std::string::npos; });
   };
-  for (int s : scratch_) {
+  // A pattern whose every match starts a line, on a text of one line, can match at its start
+  // only: there it is tried.
+  const bool one_line = text.find('\n') == std::string_view::npos;
+  for (int s : buf_.scratch) {
     const SignatureRule& rule = sigs[size_t(s)];
     // A signature of lines logged at ERROR is Match()'s to try: its literals are the envelope's.
     if (rule.error_level || !InScope(rule, at.place, at.last_exception)) continue;
@@ -352,10 +371,14 @@ void EventMatcher::Regexes(std::string_view text, const TextPlace& at,
     const RE2* re = lazy.re.get();
     if (!re) continue;
     const re2::StringPiece sp(text.data(), text.size());
-    if (!re->Match(sp, 0, sp.size(), RE2::UNANCHORED, nullptr, 0)) continue;
+    const RE2::Anchor anchor =
+        one_line && c_.starts_lines[size_t(s)] ? RE2::ANCHOR_START : RE2::UNANCHORED;
+    if (!re->Match(sp, 0, sp.size(), anchor, nullptr, 0)) continue;
     const int ngroups = re->NumberOfCapturingGroups();
-    std::vector<re2::StringPiece> sub(size_t(ngroups) + 1);
-    if (!re->Match(sp, 0, sp.size(), RE2::UNANCHORED, sub.data(), ngroups + 1)) continue;
+    std::array<re2::StringPiece, 16> few;
+    std::vector<re2::StringPiece> many(ngroups < int(few.size()) ? 0 : size_t(ngroups) + 1);
+    re2::StringPiece* sub = many.empty() ? few.data() : many.data();
+    if (!re->Match(sp, 0, sp.size(), anchor, sub, ngroups + 1)) continue;
     SignatureHit hit = HitAt(s, at);
     hit.matched = std::string(sub[0].data(), sub[0].size());
     const auto& names = lazy.names;
@@ -374,7 +397,8 @@ void EventMatcher::Traceback(const ingest::Event& event, std::vector<SignatureHi
   auto line_no = [&](size_t k) {
     return k < event.lines.size() ? event.lines[k].number : event.first_line;
   };
-  std::vector<size_t> line_hits(event.lines.size() + 1);  // where each line's hits start in `out`
+  std::vector<size_t>& line_hits = buf_.line_hits;  // where each line's hits start in `out`
+  line_hits.assign(event.lines.size() + 1, 0);
   for (size_t k = 0; k < event.lines.size(); ++k) {
     line_hits[k] = out.size();
     Text(event.lines[k].message, {Place::kTracebackLine, false, line_no(k), k, -1, false}, out);
@@ -397,7 +421,9 @@ void EventMatcher::Traceback(const ingest::Event& event, std::vector<SignatureHi
     const bool last = j + 1 == event.exceptions.size();
     size_t k = FindExceptionLine(event, ex, from, last);
     if (!last) from = k + 1;
-    std::string text = ex.message.empty() ? ex.type : ex.type + ": " + ex.message;
+    std::string& text = buf_.text;
+    text.assign(ex.type);
+    if (!ex.message.empty()) text.append(": ").append(ex.message);
     TextPlace at{Place::kException, last, line_no(k), k, int(j), false};
     // An exception that is its line's text word for word: what every line of a traceback is
     // tried for gave that line's hits, which are the exception's too.

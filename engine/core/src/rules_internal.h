@@ -101,6 +101,9 @@ struct RuleSet::Compiled {
   }
   // Signatures of `scope.level = "error"`: tried on every line event logged at ERROR or above.
   std::vector<int> error_level;
+  // By signature: every match of its pattern starts a line (MatchesStartLines), so that on
+  // a text of one line it is tried at the text's start only.
+  std::vector<bool> starts_lines;
   // A part of the signatures matched apart from the rest (MatchScope::kDecisive, kEnded), with
   // the candidates a whole match gives them: their literals of kMinLiteral bytes or more in a
   // scanner of their own (literal index -> signatures), the shorter ones looked for one by one,

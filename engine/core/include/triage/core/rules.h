@@ -294,6 +294,12 @@ std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_len
 // flag somewhere ("(?i)", "(?i:...)", "(?-i)" counts too). Errs towards true.
 bool PatternMayIgnoreCase(std::string_view pattern);
 
+// Whether every match of `pattern` starts a line: it turns on multi-line mode before anything
+// else ("(?m)") and is then `^` with no alternative beside it, so that on a text without a
+// newline it can match at the text's start only. False where that cannot be told from the text
+// (a bracket inside a character class, a group first). Exposed for tests.
+bool MatchesStartLines(std::string_view pattern);
+
 // The whole-buffer literal prefilter this build has: "yes (Hyperscan <version>)" or "no".
 std::string PrefilterBackend();
 
