@@ -47,7 +47,7 @@ class LiveStream {
     stream_ = std::make_unique<ingest::EventStream>(0, std::move(io), [this](ingest::Event&& ev) {
       if (!select_.Keep(ev)) return;
       if (!fatal_seen_)
-        for (const auto& hit : rules_->Match(ev))
+        for (const auto& hit : rules_->Match(ev, core::MatchScope::kDecisive))
           fatal_seen_ = fatal_seen_ || rules_->signatures()[size_t(hit.signature)].fatal;
       analyzer_->Add(ev, name_);
       for (auto& inc : analyzer_->TakeClosed()) closed_.push_back(std::move(inc));

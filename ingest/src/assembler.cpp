@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "triage/fnv.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -343,6 +345,7 @@ struct Assembler::Slot {
 struct Assembler::Open {
   Event ev;
   std::string key;
+  uint64_t key_hash = 0;  // Fnv1a64(key): most lines are compared with every open event's key
   State state = State::kFrames;
   uint64_t shape = 0;         // envelope shape of the exception line (or the block's first line)
   uint64_t member_shape = 0;  // envelope shape of the last frame line
@@ -443,8 +446,9 @@ bool Assembler::MayStartMultiLine(std::string_view raw) {
 }
 
 Assembler::Open* Assembler::FindOpen(std::string_view key) {
+  const uint64_t hash = key.data() == key_.data() ? key_hash_ : Fnv1a64(key);
   for (auto& o : open_)
-    if (o->key == key) return o.get();
+    if (o->key_hash == hash && o->key == key) return o.get();
   return nullptr;
 }
 
@@ -490,9 +494,58 @@ void Assembler::EmitLine(DecodedLine& line) {
 
 void Assembler::Append(Open& o, DecodedLine& line) {
   o.bytes += line.message.size() + line.display.size() + 64;
-  o.ev.lines.emplace_back();
+  if (spare_lines_.empty()) {
+    o.ev.lines.emplace_back();
+  } else {
+    o.ev.lines.push_back(std::move(spare_lines_.back()));
+    spare_lines_.pop_back();
+  }
   SwapLines(o.ev.lines.back(), line);
   o.foreign = 0;
+}
+
+namespace {
+// What is kept of events delivered: a few of each, of ordinary size.
+constexpr size_t kSpareSlots = 16;
+constexpr size_t kSpareLines = 64;
+constexpr size_t kSpareLineBytes = 4096;  // a line's strings' capacity
+constexpr size_t kSpareEventLines = 256;  // an event's lines' capacity
+}  // namespace
+
+Assembler::Slot& Assembler::NewSlot() {
+  if (spare_slots_.empty()) return queue_.emplace_back();
+  queue_.splice(queue_.end(), spare_slots_, spare_slots_.begin());
+  Slot& s = queue_.back();
+  s.first_line = 0;
+  s.done = false;
+  s.bytes = 0;
+  return s;
+}
+
+void Assembler::Recycle(Event& ev) {
+  for (DecodedLine& l : ev.lines)
+    if (spare_lines_.size() < kSpareLines &&
+        l.message.capacity() + l.display.capacity() <= kSpareLineBytes)
+      spare_lines_.push_back(std::move(l));
+  // Every field as a new event has it (member-wise, as SwapLines), the buffers of ordinary size
+  // kept.
+  ev.kind = EventKind::kLine;
+  ev.source = 0;
+  ev.first_line = ev.last_line = 0;
+  ev.process.reset();
+  ev.level.reset();
+  ev.time.reset();
+  ev.time_dated = false;
+  ev.wrapper_time.reset();
+  ev.zone = LogZone();
+  ev.host.reset();
+  ev.exceptions.clear();
+  ev.frames.clear();
+  ev.truncated = false;
+  ev.lines.clear();
+  if (ev.lines.capacity() > kSpareEventLines) std::vector<DecodedLine>().swap(ev.lines);
+  ev.text.clear();
+  if (ev.text.capacity() > kSpareEventLines * kSpareLineBytes) std::string().swap(ev.text);
 }
 
 // A cheap first look for StartEvent, true when the message may start a multi-line event: each
@@ -528,8 +581,19 @@ bool Assembler::StartEvent(std::string_view key, DecodedLine& line, const LineMe
     return false;
   }
   if (Open* same = FindOpen(key)) Close(same, true);
-  auto o = std::make_unique<Open>();
+  std::unique_ptr<Open> o;
+  if (spare_opens_.empty()) {
+    o = std::make_unique<Open>();
+  } else {
+    o = std::move(spare_opens_.back());
+    spare_opens_.pop_back();
+  }
+  Slot& s = NewSlot();
+  s.first_line = line.number;
+  o->slot = std::prev(queue_.end());
+  o->ev = std::move(s.ev);  // a recycled event's buffers, or none
   o->key.assign(key);
+  o->key_hash = Fnv1a64(key);
   o->state = state;
   o->shape = meta.shape();
   o->member_shape = meta.shape();
@@ -543,9 +607,6 @@ bool Assembler::StartEvent(std::string_view key, DecodedLine& line, const LineMe
     o->ev.frames.push_back(std::move(frame));
     o->code_pending = true;
   }
-  Slot& s = queue_.emplace_back();
-  s.first_line = line.number;
-  o->slot = std::prev(queue_.end());
   Append(*o, line);
   open_.push_back(std::move(o));
   return true;
@@ -750,6 +811,10 @@ void Assembler::Close(Open* o, bool truncated) {
   // in input order among what was queued after the traceback meanwhile.
   std::vector<DecodedLine> blanks = std::move(o->blanks);
   auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& p) { return p.get() == o; });
+  if (spare_opens_.size() < kSpareSlots) {
+    *o = Open();
+    spare_opens_.push_back(std::move(*it));
+  }
   open_.erase(it);
   for (auto& b : blanks) QueueLineEvent(b);
 }
@@ -769,7 +834,12 @@ void Assembler::Drain() {
   while (!queue_.empty() && queue_.front().done) {
     queued_bytes_ -= queue_.front().bytes;
     Deliver(std::move(queue_.front().ev));
-    queue_.pop_front();
+    if (spare_slots_.size() < kSpareSlots) {
+      Recycle(queue_.front().ev);
+      spare_slots_.splice(spare_slots_.end(), queue_, queue_.begin());
+    } else {
+      queue_.pop_front();
+    }
   }
 }
 
@@ -797,7 +867,7 @@ void Assembler::AfterLine(Open* taker, std::string_view key) {
   // Other processes' lines count against each open event's patience.
   for (size_t i = 0; i < open_.size();) {
     Open* o = open_[i].get();
-    if (o != taker && o->key != key) ++o->foreign;
+    if (o != taker && (o->key_hash != key_hash_ || o->key != key)) ++o->foreign;
     bool waiting_long = (o->state == State::kFrames || o->state == State::kIPython || o->state == State::kChain)
                             ? o->foreign > limits_.frames_window
                             : o->foreign > limits_.message_window;
@@ -824,15 +894,25 @@ void Assembler::AfterLine(Open* taker, std::string_view key) {
 }
 
 void Assembler::Push(DecodedLine& line, const LineMeta& meta, bool single) {
+  struct Constant final : Single {
+    explicit Constant(bool v) : value(v) {}
+    bool operator()() const override { return value; }
+    bool value;
+  };
+  Push(line, meta, Constant(single));
+}
+
+void Assembler::Push(DecodedLine& line, const LineMeta& meta, const Single& single) {
   if (open_.empty() && queue_.empty() && !MayStartEvent(line.message, meta)) {
     // The usual case: nothing is open or waiting, and the line starts nothing: its event (if
     // it gets one) leaves at once.
-    if (single) EmitLine(line);
+    if (single()) EmitLine(line);
     return;
   }
   // The key must outlive `line`, whose strings may be swapped away below.
   if (line.process) key_.assign(*line.process);
   else key_.clear();
+  key_hash_ = Fnv1a64(key_);
   std::string_view key = key_;
   if (!open_.empty()) {
     Open* o = FindOpen(key);
@@ -844,6 +924,7 @@ void Assembler::Push(DecodedLine& line, const LineMeta& meta, bool single) {
         if (cand->adoptable && cand->state == State::kFrames && cand->ev.frames.empty() &&
             cand->ev.lines.size() <= 2 && meta.indent > 0 && ParseFrameLine(tm, f)) {
           cand->key.clear();
+          cand->key_hash = Fnv1a64(cand->key);
           cand->adoptable = false;
           o = cand.get();
           break;
@@ -861,7 +942,7 @@ void Assembler::Push(DecodedLine& line, const LineMeta& meta, bool single) {
       }
     }
   }
-  if (!StartEvent(key, line, meta) && single) {
+  if (!StartEvent(key, line, meta) && single()) {
     EmitLine(line);
   }
   if (!open_.empty() || !queue_.empty()) AfterLine(nullptr, key);

@@ -45,9 +45,20 @@ class Assembler {
   Assembler(const Assembler&) = delete;
   Assembler& operator=(const Assembler&) = delete;
 
+  // Whether a line is to be an event of its own where no open event takes it (the caller's
+  // prefilter), asked only then: most lines read while an event is open are taken by it.
+  class Single {
+   public:
+    virtual bool operator()() const = 0;
+
+   protected:
+    ~Single() = default;
+  };
+
   // Takes one decoded line. `line` may be swapped with a recycled one (its content is then
-  // unspecified but valid, ready for the decoder to overwrite). With `single` false the line
-  // may start or join a multi-line event but gives no event of its own.
+  // unspecified but valid, ready for the decoder to overwrite). Where `single` says no, the
+  // line may start or join a multi-line event but gives no event of its own.
+  void Push(DecodedLine& line, const LineMeta& meta, const Single& single);
   void Push(DecodedLine& line, const LineMeta& meta, bool single = true);
   // Where the next line should be decoded: the line event that leaves at once is built in place,
   // with no copy or swap. Valid until the next Push.
@@ -83,6 +94,10 @@ class Assembler {
   void Drain();
   void Deliver(Event&& ev);
   void FillLineEvent(Event& ev, DecodedLine& line);
+  // A slot at the end of the queue (one given back by Drain when there is one).
+  Slot& NewSlot();
+  // What an event delivered keeps of its buffers, for the events and lines to come.
+  void Recycle(Event& ev);
 
   uint32_t source_;
   const Sink* sink_;
@@ -91,7 +106,14 @@ class Assembler {
   std::list<Slot> queue_;
   size_t queued_bytes_ = 0;
   std::string key_;  // the current line's process key
+  uint64_t key_hash_ = 0;  // Fnv1a64(key_)
   Event scratch_;  // reused for single-line events when nothing is queued
+  // The slots, open events and lines of events delivered, kept for their buffers (a few, each of
+  // ordinary size): a multi-line event is built in them rather than allocated afresh, and the
+  // line buffer swapped into an event takes a spare line's strings for the next line.
+  std::list<Slot> spare_slots_;
+  std::vector<std::unique_ptr<Open>> spare_opens_;
+  std::vector<DecodedLine> spare_lines_;
   uint64_t events_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "triage/ingest/pipeline.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -16,6 +17,8 @@ namespace triage::ingest {
 namespace {
 // The largest buffer handed to find_lines at once.
 constexpr size_t kMaxScan = kHitOffset;  // offsets stay clear of the flag bits
+// The bytes of whole lines fed at once while an event is open and the buffer is not scanned.
+constexpr size_t kBusyRun = 4096;
 }  // namespace
 
 const std::vector<std::string_view>& MultiLineStarterLiterals() {
@@ -78,10 +81,30 @@ struct EventStream::Impl {
   // Whether keep_line (or weak_line, while weak lines matter) accepts `raw`; `known`: it is
   // known to accept it, `rejected`: known not to (weak_line may still).
   bool Wanted(std::string_view raw, bool known, bool rejected = false) const {
-    if (known || (!rejected && options.keep_line(raw))) return true;
-    return options.weak_line && (!options.keep_weak || !assembler.idle() || options.keep_weak()) &&
-           options.weak_line(raw);
+    return Wanted(raw, known, rejected, WeakMatters());
   }
+  bool Wanted(std::string_view raw, bool known, bool rejected, bool weak_matters) const {
+    if (known || (!rejected && options.keep_line(raw))) return true;
+    return options.weak_line && weak_matters && options.weak_line(raw);
+  }
+  bool WeakMatters() const {
+    return !options.keep_weak || !assembler.idle() || options.keep_weak();
+  }
+
+  // Wanted() of a line read while an event is open, asked only if that event does not take it;
+  // whether weak lines matter is as it was when the line came.
+  struct WantedLater final : detail::Assembler::Single {
+    WantedLater(const Impl& impl, std::string_view raw, bool known, bool rejected)
+        : impl(impl),
+          raw(raw),
+          known(known),
+          rejected(rejected),
+          weak_matters(impl.WeakMatters()) {}
+    bool operator()() const override { return impl.Wanted(raw, known, rejected, weak_matters); }
+    const Impl& impl;
+    std::string_view raw;
+    bool known, rejected, weak_matters;
+  };
 
   // One line of the service's own: decoded and handed to the assembler, unless the prefilter
   // rejects it while nothing is open. `wrapped`: what its wrapper said, filling in what the
@@ -89,9 +112,12 @@ struct EventStream::Impl {
   void Take(const detail::LineView& v, bool known, const detail::WrapperFields* wrapped,
             bool rejected = false) {
     bool keep = true;
-    if (options.keep_line) {
+    // While an event is open the line is decoded whatever the prefilter says: it is asked only
+    // where the event does not take the line.
+    const bool ask_later = options.keep_line && !assembler.idle();
+    if (options.keep_line && !ask_later) {
       keep = Wanted(v.raw, known, rejected);
-      if (!keep && assembler.idle() && !detail::Assembler::MayStartMultiLine(v.raw)) {
+      if (!keep && !detail::Assembler::MayStartMultiLine(v.raw)) {
         return;  // counted, not decoded, no event
       }
     }
@@ -104,7 +130,10 @@ struct EventStream::Impl {
     line.time_dated = clock.Normalize(line.time, wrapper_time);
     if (wrapper_time.empty()) line.wrapper_time.reset();
     else detail::WrapperTimeInUtc(wrapper_time, line.wrapper_time);
-    assembler.Push(line, meta, keep);
+    if (ask_later)
+      assembler.Push(line, meta, WantedLater(*this, v.raw, known, rejected));
+    else
+      assembler.Push(line, meta, keep);
   }
 
   static void FillFromWrapper(DecodedLine& line, const detail::WrapperFields& f) {
@@ -128,19 +157,23 @@ struct EventStream::Impl {
   // Whole lines only (the framer at a line start). Lines with no hit of find_lines are skipped
   // while the assembler is idle; they would give no event (see IngestOptions::find_lines).
   void FeedSkipping(std::string_view lines) {
-    // Weak lines are scanned for only while they matter: mostly they do not, and they are the
-    // common ones (a server's access lines).
-    bool weak_scanned = WeakLinesMatter();
-    Scan(lines, 0, weak_scanned);
+    // The buffer is scanned from where the assembler is first idle: while an event is open
+    // every line is fed anyway, and the prefilter's answer for it, asked only where the event
+    // does not take it, is keep_line's own (a log of tracebacks is not scanned at all). Weak
+    // lines are scanned for only while they matter: mostly they do not, and they are the common
+    // ones (a server's access lines).
+    bool scanned = false;
+    bool weak_scanned = false;
     const char* base = lines.data();
     size_t cur = 0;
     size_t h = 0;
     while (cur < lines.size()) {
       if (assembler.idle() && wrapper.idle()) {
         const bool weak_counts = WeakLinesMatter();
-        if (weak_counts && !weak_scanned) {
-          Scan(lines, cur, true);
-          weak_scanned = true;
+        if (!scanned || (weak_counts && !weak_scanned)) {
+          Scan(lines, cur, weak_counts);
+          scanned = true;
+          weak_scanned = weak_counts;
           h = 0;
         }
         while (h < hits.size() &&
@@ -169,15 +202,25 @@ struct EventStream::Impl {
         if (cur >= lines.size()) break;
       }
       // One line through the ordinary path: the hit's line, or any line while an event is open.
+      // Before the buffer is scanned, the lines of the next few KiB at once (an event open now
+      // may close among them: the ones after it are then decoded, as without find_lines).
       const void* nl = std::memchr(base + cur, '\n', lines.size() - cur);
-      const size_t end = size_t(static_cast<const char*>(nl) - base) + 1;
-      while (h < hits.size() && (hits[h] & kHitOffset) < cur) ++h;
-      // A promise holds for what keep_line would see: the line's first max_line_bytes.
-      for (size_t k = h; k < hits.size() && (hits[k] & kHitOffset) < end; ++k)
-        known_keep = known_keep || ((hits[k] & kKeepHit) != 0 &&
-                                    (hits[k] & kHitOffset) - cur < options.max_line_bytes);
-      // Without such a hit, a complete answer says keep_line would reject the line.
-      known_reject = hits_complete && !known_keep;
+      size_t end = size_t(static_cast<const char*>(nl) - base) + 1;
+      if (!scanned && end - cur < kBusyRun) {
+        const size_t reach = std::min(lines.size(), cur + kBusyRun);
+        // The last newline within reach: the one at end - 1 at least.
+        const void* last = memrchr(base + end - 1, '\n', reach - end + 1);
+        end = size_t(static_cast<const char*>(last) - base) + 1;
+      }
+      if (scanned) {
+        while (h < hits.size() && (hits[h] & kHitOffset) < cur) ++h;
+        // A promise holds for what keep_line would see: the line's first max_line_bytes.
+        for (size_t k = h; k < hits.size() && (hits[k] & kHitOffset) < end; ++k)
+          known_keep = known_keep || ((hits[k] & kKeepHit) != 0 &&
+                                      (hits[k] & kHitOffset) - cur < options.max_line_bytes);
+        // Without such a hit, a complete answer says keep_line would reject the line.
+        known_reject = hits_complete && !known_keep;
+      }
       FeedLines(lines.substr(cur, end - cur));
       known_keep = false;
       known_reject = false;

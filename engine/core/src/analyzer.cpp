@@ -240,6 +240,7 @@ struct Analyzer::Impl {
   std::map<uint32_t, std::set<std::string>> source_packages;
   static constexpr size_t kMaxPackages = 512;
   std::vector<Incident> closed;
+  mutable MatchMemo memo;  // the texts met before
   uint64_t event_seq = 0;
   size_t max_hits_per_window = 2000;
   // A service failing without pause keeps one window open: its first failures are kept (they
@@ -450,12 +451,12 @@ struct Analyzer::Impl {
     return false;
   }
 
-  Window* WindowForFailure(const std::string& stream, uint32_t source_id, uint64_t line,
-                           std::optional<double> t, const std::string& pid,
-                           const FailureFacts& facts) {
-    // A line naming a pid (a kernel OOM kill, an Xid, a launcher's report of its child): the
-    // window of the stream whose prefix names that pid, at any distance while it is open, else
-    // one whose failures named that pid before, while it has not settled.
+  // The window a failure joins without asking what it is about, if any: for a line naming a
+  // pid (a kernel OOM kill, an Xid, a launcher's report of its child), the window of the stream
+  // whose prefix names that pid, at any distance while it is open, else one whose failures
+  // named that pid before, while it has not settled; else its stream's (StreamWindow).
+  Window* KnownWindow(const std::string& stream, uint32_t source_id, uint64_t line,
+                      std::optional<double> t, const std::string& pid) {
     if (!pid.empty()) {
       if (auto ps = pid_stream.find(pid); ps != pid_stream.end()) {
         if (auto it = by_stream.find(ps->second); it != by_stream.end()) return it->second;
@@ -463,7 +464,19 @@ struct Analyzer::Impl {
       for (auto& w : windows)
         if (w.pids.count(pid) && !Settled(w, source_id, line, t)) return &w;
     }
-    if (Window* w = StreamWindow(stream, source_id, line, t)) return w;
+    return StreamWindow(stream, source_id, line, t);
+  }
+
+  Window* WindowForFailure(const std::string& stream, uint32_t source_id, uint64_t line,
+                           std::optional<double> t, const std::string& pid,
+                           const FailureFacts& facts) {
+    if (Window* w = KnownWindow(stream, source_id, line, t, pid)) return w;
+    return NearWindow(stream, source_id, line, t, facts);
+  }
+
+  // The window of a failure that has none known (KnownWindow): another stream's, else a new one.
+  Window* NearWindow(const std::string& stream, uint32_t source_id, uint64_t line,
+                     std::optional<double> t, const FailureFacts& facts) {
     // Another stream of the same service failing close by (in lines of the same source, and
     // in time when both sides carry comparable times), when something links the two (Linked):
     // one incident. Across sources only comparable times can say "close by".
@@ -494,11 +507,13 @@ struct Analyzer::Impl {
     const ingest::Event& ev;
     uint64_t seq = 0;
     std::string stream;  // "<source>|<process prefix>"
-    std::string source;  // the source's name as given
+    std::string_view source;  // the source's name as given
     std::string actor;   // ActorOfProcess of its prefix
     std::string prefix_pid;
     std::optional<double> t, clock, clock_bound;
     std::vector<SignatureHit> hits;
+    std::vector<SignatureHit> version_hits;  // the hits of version lines (TakeVersions)
+    MatchScope scope = MatchScope::kAll;  // whose hits `hits` are
     bool fatal = false, benign = false, restart = false, low_level = false;
     bool traceback_failure = false, uncaught = false;
     std::string fatal_pid;
@@ -514,31 +529,72 @@ struct Analyzer::Impl {
     EventContext e(ev);
     e.seq = ++event_seq;
     e.stream = std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
-    e.source = std::string(source_name);
+    e.source = source_name;
     e.actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
     Clocks(e);
-    e.hits = rules->Match(ev);
-    TakeVersions(e);
+    MatchHits(e, ScopeOf(e));
+    for (const auto& h : e.version_hits) NoteVersions(h, e);
     if (ev.kind == ingest::EventKind::kTraceback) NotePackages(ev);
-    DropHitsOnLinesAtWork(e.hits);
-    ReadHits(e);
     if (e.restart) Restart(e);
     if (e.benign && !e.fatal && !e.traceback_failure) Benign(e.stream);
     if (e.benign) last_benign_line[ev.source] = std::max(last_benign_line[ev.source], ev.last_line);
-    if (e.fatal || e.traceback_failure)
+    if (e.fatal || e.traceback_failure) {
       AddFailure(e);
-    else
+    } else {
+      CompleteHits(e);
       AddSignals(e);
+    }
+  }
+
+  // A window that keeps no more failures and no more hits: what another failure of it adds is
+  // counted and spanned, its hits are not kept.
+  bool Full(const Window& w) const {
+    return w.failures.size() >= max_failures_per_window && w.hits.size() >= max_hits_per_window;
+  }
+
+  // The signatures to match first. A traceback in the stream of a Full window is most likely one
+  // more failure of it, to which only what decides it matters (kDecisive; AddFailure). One that
+  // ended its process by what it is (ReadHits: no log level and a process prefix, or an entry
+  // frame) is a failure whether or not it is fatal: of the fatal signatures only those naming a
+  // pid matter then (kEnded), unless a line of it shows its process at work (MatchHits then asks
+  // kDecisive). Where the guess fails, CompleteHits matches the rest.
+  MatchScope ScopeOf(const EventContext& e) const {
+    const ingest::Event& ev = e.ev;
+    if (ev.kind != ingest::EventKind::kTraceback || ev.lines.empty() || LowLevel(ev))
+      return MatchScope::kAll;
+    auto it = by_stream.find(e.stream);
+    if (it == by_stream.end() || !Full(*it->second)) return MatchScope::kAll;
+    const bool ended = (!ev.level && ev.process && !ev.process->empty()) || EntryFrame(ev);
+    return ended ? MatchScope::kEnded : MatchScope::kDecisive;
+  }
+
+  // The event's hits of `scope`'s signatures (kEnded: kDecisive's, where one is benign), and what
+  // they say.
+  void MatchHits(EventContext& e, MatchScope scope) const {
+    e.hits = rules->Match(e.ev, scope, &memo);
+    TakeVersions(e);
+    DropHitsOnLinesAtWork(e.hits);
+    e.scope = scope;
+    ReadHits(e);
+    if (scope == MatchScope::kEnded && e.benign) MatchHits(e, MatchScope::kDecisive);
+  }
+
+  // Every signature's hits, where only some were matched: what ReadHits() reads of the decisive
+  // ones stays the same, so what was done with them holds.
+  void CompleteHits(EventContext& e) const {
+    if (e.scope != MatchScope::kAll) MatchHits(e, MatchScope::kAll);
   }
 
   // The hits of lines that show a package's version (SignatureRule::versions) are taken out of
-  // the event's: what they show is kept for the incidents of its source, and they are no signal.
-  void TakeVersions(EventContext& e) {
+  // the event's into `version_hits`: what they show is kept for the incidents of its source
+  // (NoteVersions), and they are no signal.
+  void TakeVersions(EventContext& e) const {
     auto& hits = e.hits;
+    e.version_hits.clear();
     hits.erase(std::remove_if(hits.begin(), hits.end(),
-                              [&](const SignatureHit& h) {
+                              [&](SignatureHit& h) {
                                 if (!rules->signatures()[size_t(h.signature)].versions) return false;
-                                NoteVersions(h, e);
+                                e.version_hits.push_back(std::move(h));
                                 return true;
                               }),
                hits.end());
@@ -569,7 +625,7 @@ struct Analyzer::Impl {
       if (package.empty() || !IsVersion(version) || version.size() > 64) return;
       std::string name = NormalizePackage(package);
       if (!known.count(name) && known.size() >= kMaxPackages) return;
-      known[name] = PackageVersion{name, version, "log", e.source, h.line};
+      known[name] = PackageVersion{name, version, "log", std::string(e.source), h.line};
     };
     if (auto p = h.captures.find("package"), v = h.captures.find("version");
         p != h.captures.end() && v != h.captures.end())
@@ -612,11 +668,27 @@ struct Analyzer::Impl {
     ExpireTimed(e.t);
   }
 
+  // Logged as a warning or lower.
+  static bool LowLevel(const ingest::Event& ev) {
+    return ev.level && (*ev.level == "WARNING" || *ev.level == "INFO" || *ev.level == "DEBUG");
+  }
+
+  // A stack whose outermost frame is a main script's `<module>` or a multiprocessing child's
+  // bootstrap (see ReadHits).
+  static bool EntryFrame(const ingest::Event& ev) {
+    if (ev.frames.empty()) return false;
+    const ingest::Frame& top = ev.frames.front();
+    return top.function == "<module>" ||
+           (top.function == "_bootstrap" && top.file.find("multiprocessing") != std::string::npos);
+  }
+
   // What the event's hits say: fatal, benign, a restart; whether it is a traceback that ended
   // its process.
   void ReadHits(EventContext& e) const {
     const ingest::Event& ev = e.ev;
     const auto& sigs = rules->signatures();
+    e.fatal = e.benign = e.restart = false;
+    e.fatal_pid.clear();
     for (const auto& h : e.hits) {
       const SignatureRule& s = sigs[size_t(h.signature)];
       e.fatal |= s.fatal;
@@ -629,8 +701,7 @@ struct Analyzer::Impl {
     // A traceback is a failure unless it was logged as a warning (or lower): an uncaught
     // exception ends its process. Whether it really did is settled by what follows: a benign
     // line in the same stream cancels it.
-    e.low_level =
-        ev.level && (*ev.level == "WARNING" || *ev.level == "INFO" || *ev.level == "DEBUG");
+    e.low_level = LowLevel(ev);
     e.traceback_failure =
         ev.kind == ingest::EventKind::kTraceback && !e.low_level && !ev.lines.empty();
     // A traceback printed raw (no log level) by a process that tags its lines (a pid, a rank)
@@ -640,15 +711,8 @@ struct Analyzer::Impl {
     // The same holds for a traceback whose outermost frame is a main script's `<module>` or a
     // multiprocessing child's bootstrap: Python prints the stack from where the exception was
     // caught, so a stack that starts there was caught by nothing but the interpreter.
-    bool entry_frame = false;
-    if (!ev.frames.empty()) {
-      const ingest::Frame& top = ev.frames.front();
-      entry_frame =
-          top.function == "<module>" ||
-          (top.function == "_bootstrap" && top.file.find("multiprocessing") != std::string::npos);
-    }
-    e.uncaught =
-        e.traceback_failure && ((!ev.level && ev.process && !ev.process->empty()) || entry_frame);
+    e.uncaught = e.traceback_failure &&
+                 ((!ev.level && ev.process && !ev.process->empty()) || EntryFrame(ev));
     // The line of the final exception: the last line that shows its type.
     size_t& final_k = e.final_k;
     final_k = ev.lines.empty() ? 0 : ev.lines.size() - 1;
@@ -686,7 +750,7 @@ struct Analyzer::Impl {
   detail::HitRecord RecordOf(const EventContext& e, const SignatureHit& h, bool in_failure) const {
     detail::HitRecord r;
     r.hit = h;
-    r.source = e.source;
+    r.source.assign(e.source);
     r.text = e.Display(h.line_index);
     r.event = e.seq;
     r.in_failure = in_failure;
@@ -761,13 +825,15 @@ struct Analyzer::Impl {
 
   // A failure: into the window of the failure it belongs with (WindowForFailure), with the
   // signals shortly before it.
-  void AddFailure(const EventContext& e) {
+  void AddFailure(EventContext& e) {
     const ingest::Event& ev = e.ev;
     const auto& sigs = rules->signatures();
-    const FailureFacts facts = FactsOf(e);
-    Window* w = WindowForFailure(e.stream, ev.source, ev.first_line, e.t, e.fatal_pid, facts);
+    // What the failure is about (FactsOf) matters only where no window is known for it.
+    Window* w = KnownWindow(e.stream, ev.source, ev.first_line, e.t, e.fatal_pid);
+    if (!w || !Full(*w)) CompleteHits(e);
+    if (!w) w = NearWindow(e.stream, ev.source, ev.first_line, e.t, FactsOf(e));
     if (w->failures.empty() && w->hits.empty()) {
-      w->source = e.source;
+      w->source.assign(e.source);
       w->source_id = ev.source;
       w->host = ev.host ? *ev.host : (options.host.empty() ? default_host : options.host);
     }
@@ -799,8 +865,28 @@ struct Analyzer::Impl {
       const bool in_failure = s.fatal || e.traceback_failure;
       if (w->hits.size() < max_hits_per_window) w->hits.push_back(RecordOf(e, h, in_failure));
     }
+    w->actors.Add(e.actor);
+    if (w->failures.size() < max_failures_per_window)
+      w->failures.push_back(FailureRecordOf(e));
+    else
+      ++w->failures_dropped;
+    if (w->first_observed.empty()) w->first_observed = detail::FirstObservedFailure(ev);
+    if (e.fatal || e.uncaught) w->ended_streams[e.stream] = ev.last_line;
+    if (!e.fatal_pid.empty() && w->pids.size() < max_failures_per_window)
+      w->pids.insert(e.fatal_pid);
+    w->definitive |= e.fatal || e.uncaught;
+    if (!e.fatal && !e.uncaught) w->tentative_line = ev.last_line;
+    w->last_failure_line = std::max(w->last_failure_line, ev.last_line);
+    if (e.t) w->last_failure_time = e.t;
+    Touch(*w, ev.first_line, ev.last_line, ev.time, e.t);
+  }
+
+  // The failure the event is, as its window keeps it.
+  detail::FailureRecord FailureRecordOf(const EventContext& e) const {
+    const ingest::Event& ev = e.ev;
+    const auto& sigs = rules->signatures();
     detail::FailureRecord f;
-    f.source = e.source;
+    f.source.assign(e.source);
     f.event = e.seq;
     f.stream = e.stream;
     f.definitive = e.fatal || e.uncaught;
@@ -817,21 +903,8 @@ struct Analyzer::Impl {
     f.text = e.Display(k);
     if (f.terminal.empty())
       f.terminal = k < ev.lines.size() ? ev.lines[k].message : std::string(ev.Text());
-    f.actor = facts.actor;
-    w->actors.Add(f.actor);
-    if (w->failures.size() < max_failures_per_window)
-      w->failures.push_back(std::move(f));
-    else
-      ++w->failures_dropped;
-    if (w->first_observed.empty()) w->first_observed = detail::FirstObservedFailure(ev);
-    if (e.fatal || e.uncaught) w->ended_streams[e.stream] = ev.last_line;
-    if (!e.fatal_pid.empty() && w->pids.size() < max_failures_per_window)
-      w->pids.insert(e.fatal_pid);
-    w->definitive |= e.fatal || e.uncaught;
-    if (!e.fatal && !e.uncaught) w->tentative_line = ev.last_line;
-    w->last_failure_line = std::max(w->last_failure_line, ev.last_line);
-    if (e.t) w->last_failure_time = e.t;
-    Touch(*w, ev.first_line, ev.last_line, ev.time, e.t);
+    f.actor = e.actor;
+    return f;
   }
 
   // A line that shows its process at work (a served request, a logged prompt, training

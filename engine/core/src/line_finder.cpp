@@ -578,9 +578,24 @@ FindLines LiteralDatabase::MakeFinder() const {
         if (lines[i] == '\n') hits.push_back(i);
     }
     // The pipeline relies on ascending offsets. A cover's hits come in the order of the covers'
-    // ends, and a literal may end after a later cover: make sure.
-    if (!std::is_sorted(hits.begin(), hits.end(), offset_less))
-      std::stable_sort(hits.begin(), hits.end(), offset_less);
+    // ends, and a literal may end after a later cover: make sure. A hit is out of place by the
+    // few hits that end within its literal: each is moved back where it belongs (as a stable
+    // sort would put it), unless that turns out far.
+    constexpr size_t kFar = 64;
+    for (size_t i = 1; i < hits.size(); ++i) {
+      if (!offset_less(hits[i], hits[i - 1])) continue;
+      const uint32_t h = hits[i];
+      size_t j = i;
+      while (j > 0 && i - j < kFar && offset_less(h, hits[j - 1])) {
+        hits[j] = hits[j - 1];
+        --j;
+      }
+      hits[j] = h;
+      if (j > 0 && offset_less(h, hits[j - 1])) {
+        std::stable_sort(hits.begin(), hits.end(), offset_less);
+        break;
+      }
+    }
     // Every literal of keep_line's scanner is a strong literal here, flagged kKeepHit when it is
     // long enough for that scanner to look for it: a scan that went through marks every line
     // keep_line accepts.

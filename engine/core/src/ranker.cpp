@@ -480,10 +480,19 @@ void RankCauses(const RuleSet& rules, const std::vector<HitRecord>& hits,
 
 std::vector<int> CausesPointedAt(const RuleSet& rules, const std::set<int>& signatures) {
   auto hit = [&](int s) { return s >= 0 && signatures.count(s) > 0; };
+  // A cause needs a hit among its `requires_any`, or else all of its `requires_all`: only the
+  // causes that require one of `signatures` can be pointed at.
+  std::vector<int> candidates;
+  for (int s : signatures) {
+    const std::vector<int>& requiring = rules.CausesRequiring(s);
+    candidates.insert(candidates.end(), requiring.begin(), requiring.end());
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<int> out;
   const auto& causes = rules.causes();
-  for (size_t ci = 0; ci < causes.size(); ++ci) {
-    const CauseRule& c = causes[ci];
+  for (int ci : candidates) {
+    const CauseRule& c = causes[size_t(ci)];
     const auto& any = c.any_signatures;
     const auto& all = c.all_signatures;
     if (std::any_of(c.none_signatures.begin(), c.none_signatures.end(), hit)) continue;

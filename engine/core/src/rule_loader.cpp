@@ -557,6 +557,16 @@ void RuleSetBuilder::ResolveCauseSignatures() {
     resolve(c.requires_all, c.all_signatures);
     resolve(c.requires_none, c.none_signatures);
   }
+  rs.causes_requiring_.assign(rs.signatures_.size(), {});
+  for (size_t ci = 0; ci < rs.causes_.size(); ++ci) {
+    const CauseRule& c = rs.causes_[ci];
+    for (const auto* list : {&c.any_signatures, &c.all_signatures})
+      for (int s : *list) {
+        if (s < 0) continue;  // a signature that is not loaded: never hit
+        auto& causes = rs.causes_requiring_[size_t(s)];
+        if (causes.empty() || causes.back() != int(ci)) causes.push_back(int(ci));
+      }
+  }
 
   for (auto& c : rs.causes_) {
     for (const auto& d : c.defers_to) {
@@ -587,6 +597,33 @@ void RuleSetBuilder::KeepVocabularyRows() {
 
 // The matcher: the literals of every signature (for the prefilter's scanners and its Hyperscan
 // database), and the signatures without a literal as one RE2 set.
+namespace {
+
+// The forms a signature's literal is looked for in: in lower case (unless the signature keeps
+// case) and, where it holds `"` or `\`, also as a raw JSON line shows it, escaped.
+std::vector<std::string> LiteralForms(const std::string& literal, bool keep_case) {
+  std::string text = literal;
+  if (!keep_case)
+    for (auto& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  std::string escaped;
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') escaped += '\\';
+    escaped += ch;
+  }
+  std::vector<std::string> forms{std::move(text)};
+  if (escaped != forms[0]) forms.push_back(std::move(escaped));
+  return forms;
+}
+
+// Whether a hit of `s` may carry a `pid` capture: a group of its pattern named so (a text that
+// only looks like one errs the safe way), or a fixed capture.
+bool CapturesPid(const SignatureRule& s) {
+  return s.fixed_captures.count("pid") > 0 || s.pattern.find("(?P<pid>") != std::string::npos ||
+         s.pattern.find("(?<pid>") != std::string::npos;
+}
+
+}  // namespace
+
 std::unique_ptr<RuleSet::Compiled> RuleSetBuilder::Compile() {
   RuleSet& rs = *set_;
   auto c = std::make_unique<RuleSet::Compiled>();
@@ -597,6 +634,9 @@ std::unique_ptr<RuleSet::Compiled> RuleSetBuilder::Compile() {
   std::map<std::pair<std::string, bool>, size_t> literal_index;
   RE2::Options opts = detail::MatchOptions();
   c->regex = std::make_unique<RuleSet::Compiled::LazyRegex[]>(rs.signatures_.size());
+  c->starts_lines.resize(rs.signatures_.size());
+  for (size_t i = 0; i < rs.signatures_.size(); ++i)
+    c->starts_lines[i] = MatchesStartLines(rs.signatures_[i].pattern);
   for (size_t i = 0; i < rs.signatures_.size(); ++i) {
     const SignatureRule& s = rs.signatures_[i];
     if (s.site) continue;
@@ -606,20 +646,11 @@ std::unique_ptr<RuleSet::Compiled> RuleSetBuilder::Compile() {
       continue;
     }
     for (const auto& lit : s.literals) {
-      std::string text = lit;
-      if (!s.literals_keep_case)
-        for (auto& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-      // A raw JSON line shows `"` and `\` escaped: look for that form as well.
-      std::string escaped;
-      for (char ch : text) {
-        if (ch == '"' || ch == '\\') escaped += '\\';
-        escaped += ch;
-      }
-      for (const std::string* form : {&text, &escaped}) {
-        if (form == &escaped && escaped == text) break;
-        auto [it, fresh] = literal_index.emplace(std::make_pair(*form, s.literals_keep_case), literals.size());
+      for (std::string& form : LiteralForms(lit, s.literals_keep_case)) {
+        auto [it, fresh] =
+            literal_index.emplace(std::make_pair(form, s.literals_keep_case), literals.size());
         if (fresh) {
-          literals.push_back(*form);
+          literals.push_back(form);
           keep_case.push_back(s.literals_keep_case);
           c->literal_signatures.emplace_back();
         }
@@ -665,7 +696,96 @@ std::unique_ptr<RuleSet::Compiled> RuleSetBuilder::Compile() {
       c->unfiltered_set.reset();
     }
   }
+  c->decisive =
+      CompileSubset([](const SignatureRule& s) { return s.fatal || s.benign || s.restart; });
+  c->ended = CompileSubset(
+      [](const SignatureRule& s) { return s.benign || s.restart || (s.fatal && CapturesPid(s)); });
   return c;
+}
+
+RuleSet::Compiled::Subset RuleSetBuilder::CompileSubset(
+    const std::function<bool(const SignatureRule&)>& in) const {
+  const RuleSet& rs = *set_;
+  RuleSet::Compiled::Subset sub;
+  sub.member.assign(rs.signatures_.size(), false);
+  std::vector<std::string> literals;
+  std::vector<uint8_t> keep_case;
+  std::map<std::pair<std::string, bool>, size_t> literal_index;
+  for (size_t i = 0; i < rs.signatures_.size(); ++i) {
+    const SignatureRule& s = rs.signatures_[i];
+    if (!in(s)) continue;
+    sub.member[i] = true;
+    // The site matcher reports a table's rows under their signature's id, whatever made it.
+    sub.whole_match |= s.site || s.id.rfind("site.", 0) == 0;
+    sub.whole_match_of_lines |= s.error_level;
+    sub.chained |= s.exception != ScopeException::kAny;
+    if (s.site) continue;
+    if (s.literals.empty()) {
+      sub.unfiltered.push_back(int(i));
+      continue;
+    }
+    // The literals in the forms Compile() gives the whole match's scan.
+    for (const auto& lit : s.literals) {
+      for (std::string& form : LiteralForms(lit, s.literals_keep_case)) {
+        if (form.size() < detail::LiteralScanner::kMinLiteral) {
+          sub.short_literals.push_back({std::move(form), s.literals_keep_case, int(i)});
+          continue;
+        }
+        auto [it, fresh] =
+            literal_index.emplace(std::make_pair(form, s.literals_keep_case), literals.size());
+        if (fresh) {
+          literals.push_back(form);
+          keep_case.push_back(s.literals_keep_case);
+          sub.literal_signatures.emplace_back();
+        }
+        sub.literal_signatures[it->second].push_back(int(i));
+      }
+    }
+  }
+  sub.scanner = detail::LiteralScanner(literals, keep_case);
+  return sub;
+}
+
+bool MatchesStartLines(std::string_view p) {
+  // The flag groups first: "(?m)", "(?im)", "(?s-m)"...
+  bool multi_line = false;
+  while (p.size() > 2 && p[0] == '(' && p[1] == '?') {
+    const size_t close = p.find(')');
+    if (close == std::string_view::npos) return false;
+    const std::string_view flags = p.substr(2, close - 2);
+    if (flags.empty() || flags.find_first_not_of("imsU-") != std::string_view::npos) return false;
+    const size_t minus = flags.find('-');
+    if (flags.substr(0, minus).find('m') != std::string_view::npos) multi_line = true;
+    if (minus != std::string_view::npos && flags.find('m', minus) != std::string_view::npos)
+      multi_line = false;
+    p.remove_prefix(close + 1);
+  }
+  if (!multi_line || p.empty() || p[0] != '^') return false;
+  int depth = 0;
+  for (size_t i = 1; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '[') {
+      // A class, to its closing bracket (one right after the opening, or after '^', is a member).
+      size_t j = i + 1;
+      if (j < p.size() && p[j] == '^') ++j;
+      if (j < p.size() && p[j] == ']') ++j;
+      for (; j < p.size() && p[j] != ']'; ++j) {
+        if (p[j] == '[') return false;  // "[[:alpha:]]": not told apart here
+        if (p[j] == '\\') ++j;
+      }
+      if (j >= p.size()) return false;
+      i = j;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      if (--depth < 0) return false;
+    } else if (c == '|' && depth == 0) {
+      return false;
+    }
+  }
+  return depth == 0;
 }
 
 std::string PrefilterBackend() { return detail::LineFinderBackend(); }

@@ -101,6 +101,37 @@ struct RuleSet::Compiled {
   }
   // Signatures of `scope.level = "error"`: tried on every line event logged at ERROR or above.
   std::vector<int> error_level;
+  // By signature: every match of its pattern starts a line (MatchesStartLines), so that on
+  // a text of one line it is tried at the text's start only.
+  std::vector<bool> starts_lines;
+  // A part of the signatures matched apart from the rest (MatchScope::kDecisive, kEnded), with
+  // the candidates a whole match gives them: their literals of kMinLiteral bytes or more in a
+  // scanner of their own (literal index -> signatures), the shorter ones looked for one by one,
+  // and those without a literal tried on every text (their regex decides, as the set's does).
+  struct Subset {
+    struct ShortLiteral {
+      std::string text;  // in lower case unless keep_case
+      bool keep_case = false;
+      int signature = -1;
+    };
+    std::vector<bool> member;  // by signature
+    detail::LiteralScanner scanner;
+    std::vector<std::vector<int>> literal_signatures;
+    std::vector<ShortLiteral> short_literals;
+    std::vector<int> unfiltered;
+    // Where a member's hits depend on the others' (a site table's row is tried where another
+    // signature found something, an error-level signature where none spoke), a match of the
+    // subset is a whole match, filtered: for every event, or for line events. Only a user's
+    // rules make such a signature fatal, benign or restart.
+    bool whole_match = false;
+    bool whole_match_of_lines = false;
+    // A member is tried on exceptions and not on a traceback's lines (`scope.exception`).
+    bool chained = false;
+  };
+  Subset decisive, ended;
+  const Subset& SubsetOf(MatchScope scope) const {
+    return scope == MatchScope::kEnded ? ended : decisive;
+  }
   const detail::LiteralDatabase* Database() const {
     std::call_once(db_once, [this] {
       db = detail::LiteralDatabase::Build(db_literals, db_keep_case, db_flags,
@@ -150,6 +181,8 @@ class RuleSetBuilder {
   void ResolveCauseSignatures();
   void KeepVocabularyRows();
   std::unique_ptr<RuleSet::Compiled> Compile();
+  RuleSet::Compiled::Subset CompileSubset(
+      const std::function<bool(const SignatureRule&)>& in) const;
 
   // Typed getters: they report a wrong type and return false.
   bool GetString(const std::string& file, const toml::table& t, std::string_view key,

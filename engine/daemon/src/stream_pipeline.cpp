@@ -27,7 +27,7 @@ StreamPipeline::~StreamPipeline() = default;
 // The analyzer's own test of a failure (see analyzer.cpp): a fatal signature, or a traceback
 // that was not logged at warning level or below.
 bool StreamPipeline::IsFailure(const ingest::Event& event) {
-  for (const auto& hit : rules_->Match(event))
+  for (const auto& hit : rules_->Match(event, core::MatchScope::kDecisive))
     if (rules_->signatures()[static_cast<size_t>(hit.signature)].fatal) {
       fatal_seen_ = true;
       return true;

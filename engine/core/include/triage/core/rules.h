@@ -158,6 +158,21 @@ struct DriverMinimum {
   int line = 0;
 };
 
+// Which signatures RuleSet::Match() tries.
+enum class MatchScope {
+  kAll,
+  // Only those that decide what an event is to the correlator: the fatal, benign and restart
+  // signatures. Each gives the hits it gives in a kAll match; the others give none. For an
+  // event whose other hits can change nothing (the failure of an incident that keeps no more
+  // hits), at a fraction of the cost.
+  kDecisive,
+  // kDecisive less the fatal signatures that capture no `pid`: what can still change a failure
+  // already known to have ended its process (an uncaught traceback): a line of it showing the
+  // process at work (where one does, the fatal ones decide whether it counts: ask kDecisive
+  // then), a restart, a pid that ties it to another process's failure.
+  kEnded,
+};
+
 // Where one signature hit: the line, what matched and the captures.
 struct SignatureHit {
   int signature = -1;          // index into RuleSet::signatures()
@@ -167,6 +182,25 @@ struct SignatureHit {
   std::map<std::string, std::string> captures;
   int exception_index = -1;    // tracebacks: which exception of the chain, -1 for a plain line
   bool final_exception = false;  // the exception that ended the process
+};
+
+// What one thread's matching remembers of the texts it matched, so that a text met again (a
+// traceback's header and frames in a service failing over and over, a warning repeated) is not
+// matched again: its hits are copied, as matching would find them. A text is remembered the
+// second time it is matched (most are matched once); at most a few hundred texts of a few
+// hundred bytes are held, all forgotten when that is reached. Not thread-safe: one per Analyzer.
+class MatchMemo {
+ public:
+  MatchMemo();
+  ~MatchMemo();
+  MatchMemo(const MatchMemo&) = delete;
+  MatchMemo& operator=(const MatchMemo&) = delete;
+
+  struct Impl;  // rules.cpp's
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 class RuleSet {
@@ -200,6 +234,9 @@ class RuleSet {
 
   int FindSignature(std::string_view id) const;  // -1 when absent
   int FindCause(std::string_view id) const;      // -1 when absent
+  // The causes whose `requires_any` or `requires_all` name signature `s`, in ascending order:
+  // the only ones that hits of `s` can point at.
+  const std::vector<int>& CausesRequiring(int s) const;
 
   // The prefilter on one raw line (before decoding, possibly a JSON envelope): false when no
   // signature's literal occurs in it. Cheap; meant for IngestOptions::keep_line. Signatures
@@ -216,8 +253,11 @@ class RuleSet {
   // thread; may be empty).
   void UsePrefilter(ingest::IngestOptions& options, const Analyzer& analyzer,
                     ingest::FindLines find_lines) const;
-  // Every signature hit in `event`, in line order (each signature at most once per line).
-  std::vector<SignatureHit> Match(const ingest::Event& event) const;
+  // Every signature hit in `event`, in line order (each signature at most once per line); with
+  // another MatchScope, those of its signatures only. With a `memo`, texts met before are not
+  // matched again.
+  std::vector<SignatureHit> Match(const ingest::Event& event, MatchScope scope = MatchScope::kAll,
+                                  MatchMemo* memo = nullptr) const;
   // Compiles every signature's regex now (they are otherwise compiled when first needed; loading
   // only parses them) and reports those that do not compile (`rules check`).
   std::vector<RuleDiagnostic> CompileAll() const;
@@ -250,6 +290,7 @@ class RuleSet {
   std::vector<std::string> files_;
   std::map<std::string, int, std::less<>> signature_index_;
   std::map<std::string, int, std::less<>> cause_index_;
+  std::vector<std::vector<int>> causes_requiring_;  // by signature
   std::unique_ptr<Compiled> compiled_;
 };
 
@@ -265,6 +306,12 @@ std::vector<std::string> DeriveLiterals(std::string_view pattern, size_t min_len
 // Whether a pattern may match some text in another case than it is written: it sets RE2's `i`
 // flag somewhere ("(?i)", "(?i:...)", "(?-i)" counts too). Errs towards true.
 bool PatternMayIgnoreCase(std::string_view pattern);
+
+// Whether every match of `pattern` starts a line: it turns on multi-line mode before anything
+// else ("(?m)") and is then `^` with no alternative beside it, so that on a text without a
+// newline it can match at the text's start only. False where that cannot be told from the text
+// (a bracket inside a character class, a group first). Exposed for tests.
+bool MatchesStartLines(std::string_view pattern);
 
 // The whole-buffer literal prefilter this build has: "yes (Hyperscan <version>)" or "no".
 std::string PrefilterBackend();
