@@ -3,6 +3,7 @@
 
     scripts/vocab/build_table.py PROJECT REPO SOURCE [--release TAG] [--commit SHA]
                                  [--under DIR ...] [--exclude GLOB ...] [--out FILE]
+                                 [--keep TABLE]
 
 SOURCE is a checkout (a folder) or a bare git folder (its HEAD is read through `git archive`).
 Release and commit are read from SOURCE's git when not given (`git describe --tags`, HEAD).
@@ -10,6 +11,9 @@ Release and commit are read from SOURCE's git when not given (`git describe --ta
 --exclude leaves out more files or folders, as extract.py's --exclude (globs matched against
 "/" + the path under each --under folder, and against the file's name): files a snapshot changed
 from its release, vendored code the default excludes do not know; say so in the --commit text.
+--keep TABLE keeps the rows (and '# file:' lines) of an earlier table whose file SOURCE does not
+have: a release's distribution (a wheel's Python sources and headers) read whole, beside C++ files
+of the tree an earlier table read one by one; say both in --release.
 
 Every site that scripts/vocab/extract.py finds becomes one row per form, classified by
 scripts/vocab/classify.py (its procedure: scripts/vocab/CLASSIFICATION.md). The engine reads the
@@ -94,6 +98,34 @@ def rows_of(sites, project):
             yield [s["origin"], s["site"], s["level"], cause, why, form, s.get("template", "")[:300]]
 
 
+def files_of(tree, under):
+    """The source files of `tree` (under each of `under`), as paths from the tree's root."""
+    present = set()
+    for sub in (under or ["."]):
+        for folder, _, names in os.walk(os.path.join(tree, sub)):
+            for name in names:
+                if name.endswith(SOURCE_SUFFIXES):
+                    present.add(os.path.normpath(os.path.relpath(os.path.join(folder, name), tree)))
+    return present
+
+
+def kept_rows(table, present):
+    """The '# file:' entries and rows (as written, already escaped) of `table` whose file is not
+    in `present`."""
+    files, rows = [], []
+    with open(table, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("# file: "):
+                path, commit = line[len("# file: "):].split()[:2]
+                if path not in present:
+                    files.append([path, commit])
+            elif line.strip() and not line.startswith("#"):
+                cols = line.rstrip("\n").split("\t")
+                if cols[0].rsplit(":", 1)[0] not in present:
+                    rows.append(cols)
+    return files, rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("project")
@@ -104,6 +136,7 @@ def main():
     ap.add_argument("--under", nargs="*", default=[])
     ap.add_argument("--exclude", nargs="*", default=[])
     ap.add_argument("--out")
+    ap.add_argument("--keep", help="an earlier table: its rows of files SOURCE lacks are kept")
     ap.add_argument("--manifest", help="SOURCE is part of a tree: a file of lines 'path<TAB>commit' "
                     "naming each file and the commit it was read at (written into the header)")
     a = ap.parse_args()
@@ -127,6 +160,8 @@ def main():
                 if sub != ".":
                     s["origin"] = os.path.normpath(os.path.join(sub, s["origin"]))
             sites.extend(part)
+        kept_files, kept = kept_rows(a.keep, files_of(tree, a.under)) if a.keep else ([], [])
+    manifest += kept_files
     sites.sort(key=lambda s: (s["origin"].rsplit(":", 1)[0], int(s["origin"].rsplit(":", 1)[1])))
     rows = list(rows_of(sites, a.project))
     out = a.out or os.path.join(ROOT, "rules", "sites", a.project + ".tsv")
@@ -137,7 +172,7 @@ def main():
         f.write("# project: %s\n# repo: %s\n# release: %s\n# commit: %s\n" % (a.project, a.repo, release, commit))
         f.write("# extracted: %s by scripts/vocab/build_table.py%s\n" % (
             datetime.date.today().isoformat(), (" --under " + " ".join(a.under)) if a.under else ""))
-        keys = sorted({(r[3] + (":hint" if r[2] == "hint" else "")) for r in rows
+        keys = sorted({(r[3] + (":hint" if r[2] == "hint" else "")) for r in rows + kept
                        if not (r[2] == "hint" and r[3] == "unclassified")})
         f.write("# causes: %s\n" % " ".join(keys))
         for path, commit in manifest:
@@ -145,8 +180,10 @@ def main():
         f.write("# columns: origin\tsite\tlevel\tcause\twhy\tform\ttemplate\n")
         for r in rows:
             f.write("\t".join(escape(c) for c in r) + "\n")
+        for r in kept:
+            f.write("\t".join(r) + "\n")
     causes = {}
-    for r in rows:
+    for r in rows + kept:
         causes[r[3]] = causes.get(r[3], 0) + 1
     print("%s: %d rows from %d sites (%s)" % (os.path.relpath(out, ROOT) if out.startswith(ROOT) else out,
           len(rows), len(sites), ", ".join("%s %d" % kv for kv in sorted(causes.items(), key=lambda x: -x[1]))))

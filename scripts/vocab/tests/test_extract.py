@@ -282,5 +282,35 @@ class CommandLine(unittest.TestCase):
             self.assertEqual(p.returncode, 2, p.stderr)
 
 
+class KeptRows(unittest.TestCase):
+    """build_table.py --keep: a table read whole from a distribution keeps the rows an earlier
+    table read from files the distribution lacks, and only those."""
+
+    def test_rows_of_files_the_source_lacks_are_kept_as_written(self):
+        import tempfile
+        build = os.path.join(os.path.dirname(SCRIPT), "build_table.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "src", "torch"))
+            with open(os.path.join(tmp, "src", "torch", "a.py"), "w") as f:
+                f.write('def f(x):\n    raise ValueError("the new wording of this refusal: %s" % x)\n')
+            old = os.path.join(tmp, "old.tsv")
+            with open(old, "w") as f:
+                f.write("# project: demo\n# file: torch/a.py 1111\n# file: c10/b.cpp 2222\n"
+                        "torch/a.py:2\traise ValueError\terror\tunclassified\tdefault\tthe old wording of this refusal\t\n"
+                        "c10/b.cpp:9\tTORCH_CHECK\terror\tcuda.oom\twords: x\ttried to allocate a \\t tab {*} here\t\n")
+            out = os.path.join(tmp, "new.tsv")
+            subprocess.run([sys.executable, "-B", build, "demo", "o/demo", os.path.join(tmp, "src"),
+                            "--under", "torch", "--release", "1.0", "--commit", "abc", "--keep", old,
+                            "--out", out], capture_output=True, text=True, check=True)
+            with open(out) as f:
+                text = f.read()
+        self.assertIn("# file: c10/b.cpp 2222\n", text)
+        self.assertNotIn("# file: torch/a.py", text)
+        self.assertIn("torch/a.py:2\traise ValueError\terror\tunclassified\tdefault\tthe new wording of this refusal:", text)
+        self.assertNotIn("the old wording", text)
+        self.assertIn("c10/b.cpp:9\tTORCH_CHECK\terror\tcuda.oom\twords: x\ttried to allocate a \\t tab {*} here", text)
+        self.assertIn("# causes: cuda.oom unclassified\n", text)
+
+
 if __name__ == "__main__":
     unittest.main()
