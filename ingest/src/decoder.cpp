@@ -766,12 +766,20 @@ size_t ParseJournald(std::string_view s, size_t i, Envelope& env) {
 }
 
 // NCCL: "host:pid:tid [dev] NCCL INFO ..." carries a level but keeps its text as the message.
+// NCCL has no ERROR level: its errors are logged at WARN (debug.h's WARN(), NCCL_LOG_WARN, the
+// level of every failed call it reports before it returns an error), so its WARN is an error.
 bool NcclLevel(std::string_view s, Envelope& env) {
-  size_t n = FindWithin(s, " NCCL ", 0, 121);
-  if (n == npos || n > 120) return false;
-  size_t w = n + 6;
+  size_t w;
+  if (s.starts_with("NCCL ")) {
+    w = 5;
+  } else {
+    size_t n = FindWithin(s, " NCCL ", 0, 121);
+    if (n == npos || n > 120) return false;
+    w = n + 6;
+  }
   size_t we = WordEnd(s, w);
-  Level lvl = LevelName(s.substr(w, we - w), true);
+  std::string_view word = s.substr(w, we - w);
+  Level lvl = word == "WARN" ? kError : LevelName(word, true);
   if (!lvl) return false;
   env.SetLevel(lvl);
   return true;

@@ -169,9 +169,12 @@ TEST(Decoder, ZapTabSeparatedLowercaseLevel) {
   EXPECT_EQ(d.line.message, "router/proxy.go:142\thealth check ok");
 }
 
+// NCCL logs its errors at WARN (it has no ERROR level), so its WARN is read as an error, at the
+// start of a line as after the host:pid:tid prefix.
 TEST(Decoder, NcclLineCarriesLevel) {
   auto d = DecodeOne("gpu-node-16:5294:5410 [2] NCCL WARN Missing \"iommu=pt\"");
-  EXPECT_EQ(d.line.level.value_or(""), "WARNING");
+  EXPECT_EQ(d.line.level.value_or(""), "ERROR");
+  EXPECT_EQ(DecodeOne("NCCL WARN NET/IB : Got async event : port error").line.level.value_or(""), "ERROR");
   EXPECT_EQ(d.line.message, "gpu-node-16:5294:5410 [2] NCCL WARN Missing \"iommu=pt\"");
   EXPECT_EQ(DecodeOne("gpu-node-16:5294:5410 [2] NCCL INFO Bootstrap : Using eth0").line.level.value_or(""), "INFO");
 }

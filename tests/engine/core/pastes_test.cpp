@@ -73,6 +73,56 @@ const Paste kPastes[] = {
     {"CUDA's named symbol error", "RuntimeError: CUDA error: named symbol not found\n", "unclassified"},
     // the same enum words of another type are no file format's
     {"an enum of the program's own", "ValueError: 17 is not a valid Color\n", "unclassified"},
+    // Containers and nodes without their GPUs: NVML after the device cgroup lost the GPUs, runc
+    // asked for a device node the host lacks, the docker client's error line, the kernel's first
+    // line of a driver mismatch read line by line, an application's own driver check (Omniverse
+    // Kit's "[Error] [plugin]" record), PyTorch's device count assertion (a MIG instance)
+    {"NVML in a container, device cgroup lost", "# nvidia-smi\nFailed to initialize NVML: Unknown Error\n",
+     "cuda.no_device"},
+    {"runc, a device node the host lacks",
+     "docker: Error response from daemon: failed to create shim task: OCI runtime create failed: linux runtime "
+     "spec devices: error gathering device information while adding custom device \"/dev/nvidia0\": lstat "
+     "/dev/nvidia0: no such file or directory: unknown.\n", "cuda.no_device"},
+    {"NVRM mismatch, first line alone",
+     "Aug 26 14:08:07 host kernel: NVRM: API mismatch: the client has the version 367.44, but\n"
+     "                              NVRM: this kernel module has the version 367.35.  Please\n",
+     "cuda.driver_too_old"},
+    {"an application's driver check",
+     "2025-09-13T15:46:36Z [35,494ms] [Error] [gpu.foundation.plugin] The currently installed NVIDIA graphics "
+     "driver is unsupported or has known issues. The unsupported driver range: [0.0, 535.129)\n",
+     "cuda.driver_too_old"},
+    {"PyTorch device count assertion",
+     "RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at \"/w/aten/src/ATen/cuda/"
+     "CUDAContext.cpp\":50, please report a bug to PyTorch.\n", "cuda.no_device"},
+    // the driver's kernel module that does not build; Compose refusing its file; Triton
+    // Inference Server's signal handler; mpirun's report of a rank killed by SIGILL
+    {"nvidia-installer", "ERROR: An error occurred while performing the step: \"Building kernel modules\". "
+     "See /var/log/nvidia-installer.log for details.\n", "jit.build_failed"},
+    {"docker-compose file", "The Compose file './docker-compose.yaml' is invalid because:\nservices.sd.deploy."
+     "resources.reservations value Additional properties are not allowed ('devices' was unexpected)\n",
+     "config.invalid"},
+    {"Triton server signal", "I0310 06:25:39.003694 1 http_server.cc:320] Started Metrics Service at 0.0.0.0:8002\n"
+     "Signal (11) received.\n 0# 0x000055815783D8AD in tritonserver\n", "native.crash"},
+    {"mpirun, SIGILL", "mpirun noticed that process rank 0 with PID 0 on node n1 exited on signal 4 (Illegal "
+     "instruction).\n", "native.crash"},
+    // Jobs: NCCL's WARN is its error level; gloo and c10d reaching a wrong address; MPI's fatal
+    // error handler; Slurm's OOM report; argparse with a prog of several words
+    {"NCCL WARN ends the paste", "r1:202016:202235 [0] misc/shmutils.cc:132 NCCL WARN Error while creating "
+     "shared memory segment /dev/shm/nccl-WU88OE (size 9637888), error: No space left on device (28)\n",
+     "host.shm_exhausted"},
+    {"NCCL WARN bare", "NCCL WARN NET/IB : Got async event : port error\n", "nccl.failure"},
+    {"gloo connect", "[/w/gloo/gloo/transport/tcp/pair.cc:761] connect [127.0.1.1]:60817: Connection refused\n",
+     "nccl.failure"},
+    {"TCPStore resolving MASTER_ADDR", "    store = TCPStore(master_addr, master_port, start_daemon)\n"
+     "ValueError: host not found: Name or service not known\n", "nccl.failure"},
+    {"Open MPI fatal handler", "[h:04122] *** An error occurred in MPI_Bcast\n[h:04122] *** reported by process "
+     "[2611150849,0]\n[h:04122] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n",
+     "nccl.failure"},
+    {"Slurm OOM", "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=9411285.0. Some of your processes may "
+     "have been killed by the cgroup out-of-memory handler.\nsrun: error: gpu20: task 0: Out Of Memory\n",
+     "host.oom_killed"},
+    {"argparse, prog of words", "Accelerate CLI tool: error: unrecognized arguments: --deepspeed_multinode\n",
+     "config.invalid"},
 };
 
 TEST(Pastes, EachFragmentIsClassifiedAsItsProgramsWordsSay) {
@@ -95,6 +145,18 @@ TEST(Pastes, AWarningFollowedByWorkIsNoIncident) {
       "\"C:\\app\\engines\\engine.dll\" - server.cc:299\n"
       "20241128 03:48:42.001000 UTC 21264 INFO Server started, listening at: 127.0.0.1:39291 - main.cc:80\n"
       "20241128 03:48:42.002000 UTC 21264 INFO Please load your model - main.cc:81\n";
+  EXPECT_TRUE(testing::AnalyzeWholeText(rules, text, "svc.log").empty());
+}
+
+// NVIDIA's container images warn at start-up when they see no driver; a machine whose driver
+// comes up after that banner serves on its GPUs, so the warning alone is no failure.
+TEST(Pastes, TheContainerImagesDriverWarningAloneIsNoIncident) {
+  auto rules = testing::ShippedRules();
+  ASSERT_TRUE(rules);
+  const std::string text =
+      "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n"
+      "   Use the NVIDIA Container Toolkit to start this container with GPU support; see\n"
+      "   https://docs.nvidia.com/datacenter/cloud-native/ .\n";
   EXPECT_TRUE(testing::AnalyzeWholeText(rules, text, "svc.log").empty());
 }
 
