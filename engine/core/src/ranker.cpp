@@ -414,8 +414,10 @@ class Ranking {
     for (const auto& x : failures)
       if (x.definitive) f = &x;
     // Several processes of one job failed: the words of the one that failed first, not the
-    // launcher's report of it nor a peer's error that followed.
-    if (incident.actors.size() > 1 || !victims.empty()) {
+    // launcher's report of it nor a peer's error that followed. So too where one process of a
+    // job failed and the failure picked is not a process's of the job (torchrun's
+    // ChildFailedError after a rank's own traceback).
+    if (incident.actors.size() > 1 || !victims.empty() || (!incident.actors.empty() && f->actor.empty())) {
       for (const auto& x : failures)
         if (x.actor == incident.actors.front()) {
           f = &x;

@@ -121,6 +121,10 @@ const Paste kPastes[] = {
     {"Slurm OOM", "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=9411285.0. Some of your processes may "
      "have been killed by the cgroup out-of-memory handler.\nsrun: error: gpu20: task 0: Out Of Memory\n",
      "host.oom_killed"},
+    {"transformers older than the model's rope_scaling",
+     "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got {'factor': 8.0, "
+     "'low_freq_factor': 1.0, 'high_freq_factor': 4.0, 'original_max_position_embeddings': 8192, 'rope_type': "
+     "'llama3'}\n", "engine.model_unsupported"},
     {"argparse, prog of words", "Accelerate CLI tool: error: unrecognized arguments: --deepspeed_multinode\n",
      "config.invalid"},
 };
@@ -146,6 +150,30 @@ TEST(Pastes, AWarningFollowedByWorkIsNoIncident) {
       "20241128 03:48:42.001000 UTC 21264 INFO Server started, listening at: 127.0.0.1:39291 - main.cc:80\n"
       "20241128 03:48:42.002000 UTC 21264 INFO Please load your model - main.cc:81\n";
   EXPECT_TRUE(testing::AnalyzeWholeText(rules, text, "svc.log").empty());
+}
+
+// A rank's own traceback that no rule names, then torchrun's report of the failed worker: the
+// incident is titled by the rank's words, not by the launcher's ChildFailedError.
+TEST(Pastes, ARanksOwnWordsTitleTheJobNotTheLaunchersReport) {
+  auto rules = testing::ShippedRules();
+  ASSERT_TRUE(rules);
+  const std::string text =
+      "[rank1]: Traceback (most recent call last):\n"
+      "[rank1]:   File \"/app/train.py\", line 10, in <module>\n"
+      "[rank1]:     check(batch)\n"
+      "[rank1]: ValueError: the batch holds 3 columns where the collator expects 4\n"
+      "E0801 10:00:01.123000 140 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: 1) "
+      "local_rank: 1 (pid: 2261) of binary: /usr/bin/python\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/bin/torchrun\", line 8, in <module>\n"
+      "    sys.exit(main())\n"
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n";
+  const auto incidents = testing::AnalyzeWholeText(rules, text, "train.log");
+  ASSERT_EQ(incidents.size(), 1u);
+  ASSERT_FALSE(incidents[0].causes.empty());
+  EXPECT_EQ(incidents[0].causes[0].cause, "unclassified");
+  EXPECT_NE(incidents[0].causes[0].title.find("the batch holds"), std::string::npos)
+      << incidents[0].causes[0].title;
 }
 
 // NVIDIA's container images warn at start-up when they see no driver; a machine whose driver
