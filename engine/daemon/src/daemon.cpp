@@ -79,6 +79,7 @@ class Daemon final : public detail::TailHost {
   Status StartStore();
   Status StartExporter();
   void PublishGauges();
+  std::vector<std::string> OwnFiles() const;
 
   // Reading: one turn per ready file, round robin.
   void Drain();
@@ -246,6 +247,7 @@ Status Daemon::Start() {
                                      *this);
   folders_ = std::make_unique<detail::Folders>(inotify_.get(), selector_, opts_.recursive, *tails_,
                                                log_, [this] { RetryFoldersLater(); });
+  folders_->SetOwnFiles(OwnFiles());
   for (const auto& root : roots_)
     if (Status st = folders_->AddRoot(root); !st.ok()) return st;
   log_.Info("watch.start", {{"folders", std::to_string(roots_.size())},
@@ -261,6 +263,21 @@ Status Daemon::Start() {
     HeartbeatLater();
   }
   return Status::Ok();
+}
+
+// The files the daemon writes, which it never reads even where a watched folder holds them (a
+// database beside the logs, --include '*'): the database with SQLite's files, the lock, the
+// metrics textfile and its temporary file.
+std::vector<std::string> Daemon::OwnFiles() const {
+  std::vector<std::string> own;
+  if (!store::IsServerUrl(db_path_))
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) own.push_back(db_path_ + suffix);
+  own.push_back(lock_->path());
+  if (!config_.metrics_textfile.empty()) {
+    own.push_back(config_.metrics_textfile);
+    own.push_back(detail::TemporaryFileOf(config_.metrics_textfile));
+  }
+  return own;
 }
 
 // The lock, the store and the checkpoints saved in it.
