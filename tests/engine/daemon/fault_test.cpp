@@ -540,7 +540,7 @@ TEST_F(FaultTest, ARestartLineSeparatesTwoCrashes) {
 TEST_F(FaultTest, TheDaemonNeverReadsItsOwnFilesInAWatchedFolder) {
   const fs::path dir = tmp_ / "logs", db = dir / "t.db", live = dir / "svc.log";
   fs::create_directories(dir);
-  std::vector<std::string> args = WatchArgs(db, dir);
+  std::vector<std::string> args = WatchArgs(db, dir, /*debug=*/true);
   args.insert(args.begin(), {"--include", "*"});
   WatchProcess w(tmp_.path(), args);
   ASSERT_TRUE(w.Running()) << w.Log();
@@ -552,7 +552,11 @@ TEST_F(FaultTest, TheDaemonNeverReadsItsOwnFilesInAWatchedFolder) {
   EXPECT_EQ(CauseOccurrences(db),
             (std::map<std::string, int64_t>{{"host.oom_killed", 1}, {"cuda.oom", 1}}))
       << w.Log();
-  EXPECT_NE(w.Log().find("reason=\"the daemon's own file\""), std::string::npos) << w.Log();
+  const std::string log = w.Log();
+  EXPECT_NE(log.find("reason=\"the daemon's own file\""), std::string::npos) << log;
+  for (const char* own : {"t.db ", "t.db-wal", "t.db-shm", "t.db.watch-lock"})
+    EXPECT_EQ(log.find("event=file.open path=" + (dir / own).string()), std::string::npos)
+        << "the daemon opened its own " << own << ":\n" << log;
 }
 
 }  // namespace
