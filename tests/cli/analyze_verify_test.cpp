@@ -2,14 +2,19 @@
 // of the checks its rule names, in the shape of docs/json-report.md; on a host that is not the
 // log's (this one: not ct200, and without its RTX PRO 6000 GPUs as far as the checks can see)
 // every check is not_applicable, the report says so, and the right answer stays first; nothing
-// that a log names is run without permission.
+// that a log names is run without permission. And a disk-full log on this host: the disk check
+// reads the mount the log names.
 #include <gtest/gtest.h>
 
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
 
 #include "corpus_json.h"
 
@@ -133,6 +138,43 @@ TEST_F(AnalyzeVerify, InterpreterNamedByTheLogIsNotRunWithoutPermission) {
   ASSERT_NE(env_check, nullptr);
   EXPECT_NE(env_check->s("verdict"), "confirmed");
   EXPECT_NE(env_check->s("verdict"), "refuted");
+}
+
+// A checkpoint written to a mount that filled up: the log's error names no path (Python's
+// OSError after a write()), the line before it names the file being written. The disk check
+// reads that file's mount, full now (a 1 MiB tmpfs filled to its last block), and confirms the
+// cause, rather than judging the working folder, /tmp and ~/.cache, which have room.
+TEST_F(AnalyzeVerify, ADiskFullWhoseMountTheLogNamesIsFullNowIsConfirmed) {
+  const fs::path mnt = tmp_ / "scratch";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1M") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno)
+                 << "): mounting needs root or CAP_SYS_ADMIN";
+  struct Unmount {
+    fs::path at;
+    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  {
+    std::ofstream fill(mnt / "filler", std::ios::binary);
+    const std::string block(4096, 'x');
+    for (int k = 0; k < 1024 && fill.write(block.data(), block.size()); ++k) {
+    }
+  }
+  fs::create_directories(tmp_ / "logs");
+  const fs::path log = tmp_ / "logs" / "trainer.log";
+  std::ofstream(log) << "2026-11-02 09:00:00 INFO saving checkpoint (4198400 bytes) to "
+                     << (mnt / "ckpt" / "step_100.pt").string() << "\n"
+                     << "Traceback (most recent call last):\n"
+                     << "  File \"/app/train.py\", line 12, in <module>\n"
+                     << "    f.write(buf.getbuffer())\n"
+                     << "OSError: [Errno 28] No space left on device\n";
+  const Json doc = Run(log.string());
+  const Json* cause = FindCause(doc, "host.disk_full");
+  ASSERT_NE(cause, nullptr) << "host.disk_full is not a cause of the log";
+  const Json* disk = FindVerification(*cause, "host.disk");
+  ASSERT_NE(disk, nullptr) << "host.disk did not run";
+  EXPECT_EQ(disk->s("verdict"), "confirmed") << disk->s("reason");
+  EXPECT_NE(disk->s("reason").find(mnt.string()), std::string::npos) << disk->s("reason");
 }
 
 }  // namespace

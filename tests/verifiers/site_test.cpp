@@ -39,6 +39,20 @@ TEST(SiteScan, NoHostFromBindAddressesProseOrFlags) {
   EXPECT_TRUE(s.hosts.empty()) << s.hosts.front();
 }
 
+// The paths a log names for the disk check: the file being written, cache and checkpoint
+// folders; not a traceback's source file, a package folder, a URL or /proc, /sys, /dev.
+TEST(SiteScan, NamedPathsAreTheFilesAndFoldersWrittenTo) {
+  LogSite s = Scan({"2026-11-02 09:00:00 INFO saving checkpoint (4198400 bytes) to /mnt/scratch/ckpt/step_100.pt",
+                    "  File \"/app/train.py\", line 12, in <module>",
+                    "HF_HOME=/data/hf-cache TRITON_CACHE_DIR='/var/cache/triton'",
+                    "OSError: [Errno 28] No space left on device: '/mnt/scratch/ckpt/step_100.pt'",
+                    "  /usr/lib/python3/dist-packages/torch/serialization.py:440: UserWarning",
+                    "see https://pytorch.org/docs/stable/notes/cuda.html for more",
+                    "cat /proc/meminfo; ls /dev/shm; output_dir=/out/run-7."});
+  EXPECT_EQ(s.named_paths, (std::vector<std::string>{"/mnt/scratch/ckpt/step_100.pt", "/data/hf-cache",
+                                                     "/var/cache/triton", "/out/run-7"}));
+}
+
 TEST(SiteScan, GpuModelsAndTheDevicesArchitecture) {
   LogSite s = Scan({"[serve-kimi] host ct200, 8 x NVIDIA RTX PRO 6000 Blackwell Server Edition, driver 580.82.07",
                     "0, NVIDIA RTX PRO 6000 Blackwell Server Edition, 12.0, 580.82.07",

@@ -1,10 +1,12 @@
 // host.disk, host.shm, host.path: the file system the log names, on this host.
 //
 // host.disk (host.disk_full): the free space and inodes of the filesystem holding the path the
-// log names (or its nearest existing folder). Full now (under 1% or 1 GiB free, or under 1% of
-// its inodes) is `confirmed`; room now is `not_reproduced` (space may have been freed since: a
-// log's "No space left on device" is a fact of its time). A log that names no path is judged on
-// the folders a service writes to (the working folder, TMPDIR, the Hub cache).
+// log names (or its nearest existing folder): the failing call's path, then every absolute path
+// of the log's lines (LogSite::named_paths: the file being written, the cache folder, the
+// checkpoint folder). Any of them full now (under 1% or 1 GiB free, or under 1% of its inodes)
+// is `confirmed`; room on all now is `not_reproduced` (space may have been freed since: a log's
+// "No space left on device" is a fact of its time). A log that names no path is judged on the
+// folders a service writes to (the working folder, TMPDIR, the Hub cache).
 // host.shm (host.shm_exhausted): the size and use of /dev/shm. Smaller than 1 GiB (a
 // container's 64 MB default) or nearly full is `confirmed`; large and free is `not_reproduced`
 // (the service's container may have had its own, smaller one).
@@ -17,6 +19,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -95,10 +98,14 @@ class HostDisk final : public Verifier {
   std::string_view name() const override { return "host.disk"; }
 
   Finding Check(const VerifyConfig&, const Hypothesis& h) const override {
+    // The paths the log names first (the one the failing call named, then every other: the
+    // file being written, the cache and checkpoint folders), the mount of each; the folders a
+    // service writes to only when the log names none.
     std::vector<std::string> paths;
-    if (std::string p = NamedPath(h); !p.empty()) {
-      paths.push_back(ExistingAbove(p));
-    } else {
+    if (std::string p = NamedPath(h); !p.empty()) paths.push_back(p);
+    for (const auto& p : h.log.named_paths)
+      if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+    if (paths.empty()) {
       char cwd[4096];
       if (::getcwd(cwd, sizeof cwd)) paths.push_back(cwd);
       const char* tmp = std::getenv("TMPDIR");

@@ -532,6 +532,44 @@ void ScanPythonSites(std::string_view line, LogSite& site) {
   }
 }
 
+// The absolute paths a line names, for the checks of the file systems the log wrote to. A path
+// starts a word (after a space, a quote, '=', '(', '[', ',' or ':') and ends at a space, a
+// quote or a closing bracket; a trailing '.', ',' or ':' is not part of it.
+void ScanNamedPaths(std::string_view line, LogSite& site) {
+  constexpr size_t kMaxPaths = 8;
+  const size_t frame = line.find("File \"");
+  if (frame != std::string_view::npos && line.find("\", line ", frame) != std::string_view::npos)
+    return;  // a traceback's frame: the source file, not what was written
+  for (size_t at = line.find('/'); at != std::string_view::npos && site.named_paths.size() < kMaxPaths;
+       at = line.find('/', at + 1)) {
+    const char before = at == 0 ? ' ' : line[at - 1];
+    if (!(before == ' ' || before == '"' || before == '\'' || before == '=' || before == '(' ||
+          before == '[' || before == ',' || before == ':' || before == '\t'))
+      continue;
+    if (before == ':' && at + 1 < line.size() && line[at + 1] == '/') {  // a URL's "://"
+      at = line.find_first_of(" \t\"'", at);
+      if (at == std::string_view::npos) break;
+      continue;
+    }
+    size_t end = at;
+    while (end < line.size() && line[end] != ' ' && line[end] != '\t' && line[end] != '"' &&
+           line[end] != '\'' && line[end] != ')' && line[end] != ']' && line[end] != ',')
+      ++end;
+    std::string path(line.substr(at, end - at));
+    while (path.size() > 1 && (path.back() == '.' || path.back() == ':' || path.back() == '/'))
+      path.pop_back();
+    at = end == 0 ? 0 : end - 1;
+    if (path.size() < 2 || path.size() > 1024 || path.find("/../") != std::string::npos ||
+        path.find("-packages/") != std::string::npos)
+      continue;
+    if (path.rfind("/proc/", 0) == 0 || path.rfind("/sys/", 0) == 0 || path.rfind("/dev/", 0) == 0 ||
+        path == "/proc" || path == "/sys" || path == "/dev")
+      continue;
+    if (std::find(site.named_paths.begin(), site.named_paths.end(), path) == site.named_paths.end())
+      site.named_paths.push_back(std::move(path));
+  }
+}
+
 }  // namespace
 
 void ScanLine(std::string_view line, LogSite& site) {
@@ -541,6 +579,7 @@ void ScanLine(std::string_view line, LogSite& site) {
   ScanNccl(line, site);
   ScanHostWords(line, site);
   if (line.find("-packages/") != std::string_view::npos) ScanPythonSites(line, site);
+  if (line.find('/') != std::string_view::npos) ScanNamedPaths(line, site);
   if (line.find("NVIDIA ") != std::string_view::npos) ScanGpuModels(line, site);
   if (line.find("SM ") != std::string_view::npos || FindNoCase(line, "capability") != std::string_view::npos ||
       line.find("sm_") != std::string_view::npos)
@@ -700,6 +739,10 @@ bool ScanSource(const core::Incident& incident, uint64_t lo, uint64_t hi, LogSit
   for (int v : found.toolkit_versions) AddVersion(site, v);
   for (auto& p : found.python_sites)
     if (site.python_sites.size() < 4) AddUnique(site.python_sites, p);
+  for (auto& p : found.named_paths)
+    if (site.named_paths.size() < 8 &&
+        std::find(site.named_paths.begin(), site.named_paths.end(), p) == site.named_paths.end())
+      site.named_paths.push_back(p);
   return true;
 }
 

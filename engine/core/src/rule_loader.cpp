@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -790,8 +791,57 @@ bool MatchesStartLines(std::string_view p) {
 
 std::string PrefilterBackend() { return detail::LineFinderBackend(); }
 
+namespace {
+
+// The bytes of the rule files `folder` holds of each kind: the TOML read whole at load or on
+// first use (its *.toml, sites/remedies.toml, known_bugs/*.toml) and the error-site tables
+// (sites/*.tsv, mapped, their rows read on first use).
+struct PackBytes {
+  uintmax_t toml = 0;
+  uintmax_t tables = 0;
+};
+void AddPackBytes(const std::string& folder, PackBytes& bytes) {
+  std::error_code ec;
+  auto add = [&](const fs::path& dir, const char* ext, uintmax_t& sum) {
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ext && e.is_regular_file(ec)) sum += e.file_size(ec);
+  };
+  if (!fs::is_directory(folder, ec)) return;
+  add(folder, ".toml", bytes.toml);
+  if (fs::is_directory(fs::path(folder) / "sites", ec)) {
+    add(fs::path(folder) / "sites", ".toml", bytes.toml);
+    add(fs::path(folder) / "sites", ".tsv", bytes.tables);
+  }
+  if (fs::is_directory(fs::path(folder) / "known_bugs", ec))
+    add(fs::path(folder) / "known_bugs", ".toml", bytes.toml);
+}
+
+std::string Mib(uintmax_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
 RuleLoadResult LoadRules(const std::vector<std::string>& folders) {
   RuleLoadResult out;
+  // A pack past the limits is refused before anything of it is read: what loading, checking
+  // and a reload of the daemon hold in memory grows with it (docs/rule-format.md, "Limits").
+  PackBytes bytes;
+  for (const auto& f : folders) AddPackBytes(f, bytes);
+  if (bytes.toml > kMaxRuleTomlBytes || bytes.tables > kMaxSiteTableBytes) {
+    const bool toml = bytes.toml > kMaxRuleTomlBytes;
+    std::string where;
+    for (const auto& f : folders) where += (where.empty() ? "" : ", ") + f;
+    out.diagnostics.push_back(
+        {where, 0,
+         "the rule files are too large: " + Mib(toml ? bytes.toml : bytes.tables) + " of " +
+             (toml ? "TOML rule files" : "error-site tables (sites/*.tsv)") +
+             ", more than the " + Mib(toml ? kMaxRuleTomlBytes : kMaxSiteTableBytes) +
+             " triage accepts; nothing was loaded"});
+    return out;
+  }
   RuleSetBuilder b(out.diagnostics);
   for (const auto& f : folders) b.LoadFolder(f);
   out.rules = b.Finish();

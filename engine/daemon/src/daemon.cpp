@@ -48,6 +48,13 @@ using detail::FsChange;
 using detail::Tail;
 using detail::TailSet;
 
+// A PostgreSQL store: how long a command waits for the server's answer before the connection is
+// given up, and the waits between reconnections (doubling from the first to the last). With the
+// connect_timeout of 10 s (postgres.cpp), SIGTERM ends the daemon within 20 s whatever the server
+// does, within the unit's TimeoutStopSec.
+constexpr int kStoreAnswerMs = 10000;
+constexpr std::chrono::milliseconds kFirstReconnect{1000}, kLastReconnect{30000};
+
 class Daemon final : public detail::TailHost {
  public:
   explicit Daemon(const WatchOptions& options)
@@ -72,6 +79,7 @@ class Daemon final : public detail::TailHost {
   Status StartStore();
   Status StartExporter();
   void PublishGauges();
+  std::vector<std::string> OwnFiles() const;
 
   // Reading: one turn per ready file, round robin.
   void Drain();
@@ -83,6 +91,9 @@ class Daemon final : public detail::TailHost {
   void Stored(core::Incident& incident, store::RecordOutcome::Filed filed);
   void WriteHeartbeat(bool running);
   void HeartbeatLater();
+  void StoreUnreachable(const Status& st);
+  void ReconnectLater();
+  void Reconnect();
 
   // Events.
   void WaitForSignal();
@@ -98,8 +109,14 @@ class Daemon final : public detail::TailHost {
   Metrics metrics_;
   asio::io_context io_;
   std::unique_ptr<asio::signal_set> signals_;
-  std::unique_ptr<asio::steady_timer> tick_timer_, commit_timer_, heartbeat_timer_, retry_timer_;
+  std::unique_ptr<asio::steady_timer> tick_timer_, commit_timer_, heartbeat_timer_, retry_timer_,
+      reconnect_timer_;
   bool retry_armed_ = false;
+  // The store's server cannot be reached: nothing is written (what closes waits in pending_)
+  // until a reconnection, tried after reconnect_delay_, succeeds.
+  bool store_down_ = false;
+  bool reconnect_armed_ = false;
+  std::chrono::milliseconds reconnect_delay_ = kFirstReconnect;
   std::unique_ptr<detail::DatabaseLock> lock_;
   Status fatal_ = Status::Ok();
   std::unique_ptr<detail::InotifyWatcher> inotify_;
@@ -216,6 +233,7 @@ Status Daemon::Start() {
   commit_timer_ = std::make_unique<asio::steady_timer>(io_);
   heartbeat_timer_ = std::make_unique<asio::steady_timer>(io_);
   retry_timer_ = std::make_unique<asio::steady_timer>(io_);
+  reconnect_timer_ = std::make_unique<asio::steady_timer>(io_);
   if (!opts_.once) {
     auto watcher = detail::InotifyWatcher::Create(io_, [this](std::vector<FsChange>& changes) {
       if (stopping_) return;
@@ -229,6 +247,7 @@ Status Daemon::Start() {
                                      *this);
   folders_ = std::make_unique<detail::Folders>(inotify_.get(), selector_, opts_.recursive, *tails_,
                                                log_, [this] { RetryFoldersLater(); });
+  folders_->SetOwnFiles(OwnFiles());
   for (const auto& root : roots_)
     if (Status st = folders_->AddRoot(root); !st.ok()) return st;
   log_.Info("watch.start", {{"folders", std::to_string(roots_.size())},
@@ -246,6 +265,21 @@ Status Daemon::Start() {
   return Status::Ok();
 }
 
+// The files the daemon writes, which it never reads even where a watched folder holds them (a
+// database beside the logs, --include '*'): the database with SQLite's files, the lock, the
+// metrics textfile and its temporary file.
+std::vector<std::string> Daemon::OwnFiles() const {
+  std::vector<std::string> own;
+  if (!store::IsServerUrl(db_path_))
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) own.push_back(db_path_ + suffix);
+  own.push_back(lock_->path());
+  if (!config_.metrics_textfile.empty()) {
+    own.push_back(config_.metrics_textfile);
+    own.push_back(detail::TemporaryFileOf(config_.metrics_textfile));
+  }
+  return own;
+}
+
 // The lock, the store and the checkpoints saved in it.
 Status Daemon::StartStore() {
   auto lock = detail::DatabaseLock::Acquire(db_path_);
@@ -253,7 +287,9 @@ Status Daemon::StartStore() {
   lock_ = std::move(lock).value();
   // A server's URL may hold a password: messages name the store as it names itself.
   const bool server = store::IsServerUrl(db_path_);
-  auto db = store::Store::Open(db_path_);
+  store::StoreOptions options;
+  options.answer_timeout_ms = kStoreAnswerMs;
+  auto db = store::Store::Open(db_path_, options);
   if (!db.ok()) return server ? db.status() : db.status().Annotate(db_path_);
   store_.emplace(std::move(db).value());
   sink_.emplace(nullptr, &*store_, [this](core::Incident& inc, store::RecordOutcome::Filed filed) {
@@ -398,7 +434,7 @@ void Daemon::ScheduleCommit(std::chrono::milliseconds delay) {
 }
 
 void Daemon::Commit() {
-  if (pending_.empty()) return;
+  if (pending_.empty() || store_down_) return;
   // An incident without a root cause cannot be filed (and would fail the whole batch).
   std::erase_if(pending_.incidents, [](const core::Incident& i) { return i.causes.empty(); });
   const std::vector<store::SourceCheckpoint> cps = pending_.CheckpointList();
@@ -407,7 +443,9 @@ void Daemon::Commit() {
     log_.Error("store.write", st.message(),
                {{"incidents", std::to_string(pending_.incidents.size())}});
     for (auto& inc : pending_.incidents) inc.id.reset();
-    if (!stopping_) {
+    if (st.kind() == Status::Kind::kUnavailable) {
+      StoreUnreachable(st);
+    } else if (!stopping_) {
       commit_armed_ = false;
       ScheduleCommit(std::chrono::milliseconds(1000));  // kept; tried again
     }
@@ -454,8 +492,52 @@ void Daemon::WriteHeartbeat(bool running) {
     state.verify_dropped = static_cast<int64_t>(verifier_->dropped());
     state.verify_failed = static_cast<int64_t>(verifier_->failed());
   }
-  if (Status st = store_->PutHeartbeat(detail::MakeHeartbeat(counters_, state)); !st.ok())
+  if (store_down_) return;
+  if (Status st = store_->PutHeartbeat(detail::MakeHeartbeat(counters_, state)); !st.ok()) {
     log_.Error("store.heartbeat", st.message());
+    if (st.kind() == Status::Kind::kUnavailable) StoreUnreachable(st);
+  }
+}
+
+// The store's server did not answer or is gone: /healthz says so, nothing is written, and
+// reconnections are tried, further and further apart, until one succeeds.
+void Daemon::StoreUnreachable(const Status& st) {
+  if (!store_down_) {
+    store_down_ = true;
+    metrics_.SetStoreUnreachable(st.message());
+  }
+  ReconnectLater();
+}
+
+void Daemon::ReconnectLater() {
+  if (opts_.once || stopping_ || reconnect_armed_) return;
+  reconnect_armed_ = true;
+  reconnect_timer_->expires_after(reconnect_delay_);
+  reconnect_timer_->async_wait([this](const boost::system::error_code& ec) {
+    reconnect_armed_ = false;
+    if (ec || stopping_) return;
+    Reconnect();
+  });
+}
+
+// One reconnection; once it succeeds, what waited is written at once.
+void Daemon::Reconnect() {
+  const std::string waiting = std::to_string(pending_.incidents.size());
+  if (Status st = store_->Reconnect(); !st.ok()) {
+    metrics_.SetStoreUnreachable(st.message());
+    reconnect_delay_ = std::min(2 * reconnect_delay_, kLastReconnect);
+    log_.Warn("store.reconnect", {{"error", st.message()},
+                                  {"waiting", waiting},
+                                  {"next_seconds", std::to_string(reconnect_delay_.count() / 1000)}});
+    ReconnectLater();
+    return;
+  }
+  store_down_ = false;
+  reconnect_delay_ = kFirstReconnect;
+  metrics_.ClearStoreUnreachable();
+  log_.Info("store.reconnected", {{"waiting", waiting}});
+  Commit();
+  WriteHeartbeat(true);
 }
 
 void Daemon::HeartbeatLater() {
@@ -543,6 +625,12 @@ void Daemon::Shutdown() {
   tails_->FinishForStop();
   ready_.clear();
   Commit();
+  if (!pending_.incidents.empty()) {
+    // The store could not be written: what is in files still there is read again at the next
+    // start (their checkpoints did not move).
+    log_.Warn("watch.unwritten", {{"incidents", std::to_string(pending_.incidents.size())},
+                                  {"store", store_down_ ? "unreachable" : "refused the write"}});
+  }
   stopping_ = true;
   StopLoop();
   WriteHeartbeat(false);
@@ -557,6 +645,7 @@ void Daemon::StopLoop() {
   commit_timer_->cancel();
   heartbeat_timer_->cancel();
   retry_timer_->cancel();
+  reconnect_timer_->cancel();
   if (verifier_) verifier_->Stop();
   io_.stop();
 }

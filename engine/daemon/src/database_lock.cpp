@@ -59,7 +59,7 @@ Result<std::unique_ptr<DatabaseLock>> DatabaseLock::Acquire(const std::string& d
   if (ftruncate(fd, 0) == 0 && pwrite(fd, pid.data(), pid.size(), 0) < 0) {
     // The pid is only for the message a second daemon prints; the lock holds without it.
   }
-  return std::unique_ptr<DatabaseLock>(new DatabaseLock(db_path, fd));
+  return std::unique_ptr<DatabaseLock>(new DatabaseLock(db_path, lock_path, fd));
 }
 
 DatabaseLock::~DatabaseLock() {

@@ -27,6 +27,8 @@ class DatabaseLock {
   // Takes the lock for `db_path` (a file or a server's URL). Busy, with the holder's pid where
   // it wrote one, when another daemon holds it.
   static Result<std::unique_ptr<DatabaseLock>> Acquire(const std::string& db_path);
+  // The lock file's path.
+  const std::string& path() const { return lock_path_; }
   ~DatabaseLock();
   DatabaseLock(const DatabaseLock&) = delete;
   DatabaseLock& operator=(const DatabaseLock&) = delete;
@@ -38,8 +40,10 @@ class DatabaseLock {
   bool DatabaseReplaced() const;
 
  private:
-  DatabaseLock(std::string db_path, int fd) : db_path_(std::move(db_path)), fd_(fd) {}
+  DatabaseLock(std::string db_path, std::string lock_path, int fd)
+      : db_path_(std::move(db_path)), lock_path_(std::move(lock_path)), fd_(fd) {}
   std::string db_path_;
+  std::string lock_path_;
   int fd_ = -1;
   struct stat db_stat_ {};
 };

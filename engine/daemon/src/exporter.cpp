@@ -20,14 +20,19 @@ std::string Errno() { return std::strerror(errno); }
 
 }  // namespace
 
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
+std::string TemporaryFileOf(const std::string& path) {
   const std::filesystem::path target(path);
   std::string temp_name(1, '.');
   temp_name += target.filename().string();
   temp_name += '.';
   temp_name += std::to_string(getpid());
   temp_name += ".tmp";
-  const std::filesystem::path temp = target.parent_path() / temp_name;
+  return (target.parent_path() / temp_name).string();
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::filesystem::path target(path);
+  const std::filesystem::path temp = TemporaryFileOf(path);
   const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return Status::Io(temp.string() + ": " + Errno());
   fchmod(fd, 0644);  // the daemon's umask (the unit's 0077) would hide it from the collector
@@ -68,14 +73,21 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(const Metrics& m
     const double healthy = e->settings_.healthy_loop_seconds;
     auto server = HttpServer::Start(*e->settings_.listen, [m, healthy](std::string_view target) {
       const std::string_view path = target.substr(0, target.find('?'));
-      if (path == "/metrics") return HttpResponse{200, kExpositionType, m->Exposition()};
+      // The probe first: it never waits behind an exposition being built.
       if (path == "/healthz") {
         const double quiet = m->LoopQuietSeconds();
-        if (quiet <= healthy) return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
-        return HttpResponse{503, "text/plain; charset=utf-8",
-                            "the daemon's loop has not run for " +
-                                std::to_string(static_cast<int64_t>(quiet)) + " s\n"};
+        if (quiet > healthy)
+          return HttpResponse{503, "text/plain; charset=utf-8",
+                              "the daemon's loop has not run for " +
+                                  std::to_string(static_cast<int64_t>(quiet)) + " s\n"};
+        const std::string store = m->StoreUnreachable();
+        if (!store.empty())
+          return HttpResponse{503, "text/plain; charset=utf-8",
+                              "the store cannot be reached (what closes waits in memory): " +
+                                  store + "\n"};
+        return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
       }
+      if (path == "/metrics") return HttpResponse{200, kExpositionType, m->Exposition()};
       return HttpResponse{404, "text/plain; charset=utf-8", "not found: try /metrics or /healthz\n"};
     });
     if (!server.ok()) return server.status();

@@ -3,7 +3,8 @@
 // own thread (a slow scraper or a slow disk never holds the daemon's loop).
 //
 //   /metrics   the exposition (text format 0.0.4)
-//   /healthz   200 "ok" while the daemon's loop has run within `healthy_loop_seconds`, else 503
+//   /healthz   200 "ok" while the daemon's loop has run within `healthy_loop_seconds` and its
+//              store can be reached, else 503 with the reason
 //
 // The textfile is rewritten every `textfile_seconds` and once more at Stop(), atomically: a
 // temporary file in the same folder (a name the collector ignores: a dot first, no `.prom`)
@@ -31,8 +32,10 @@ struct ExporterSettings {
   double healthy_loop_seconds = 30;
 };
 
-// Writes `text` to `path` through a temporary file in its folder and a rename.
+// Writes `text` to `path` through a temporary file in its folder (TemporaryFileOf) and a rename.
 Status WriteFileAtomically(const std::string& path, const std::string& text);
+// The temporary file WriteFileAtomically writes `path` through: ".NAME.PID.tmp" beside it.
+std::string TemporaryFileOf(const std::string& path);
 
 class MetricsExporter {
  public:

@@ -164,6 +164,28 @@ void Folders::Reconcile(const std::string& folder_path, int wd, bool startup) {
   }
 }
 
+void Folders::SetOwnFiles(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    const std::filesystem::path path(p);
+    const std::string folder = path.has_parent_path() ? path.parent_path().string() : ".";
+    struct stat st {};
+    if (stat(folder.c_str(), &st) != 0) continue;
+    own_files_.push_back({KeyOf(st), path.filename().string()});
+  }
+}
+
+bool Folders::OwnFile(const std::string& folder, const std::string& name) const {
+  bool named = false;
+  for (const auto& own : own_files_) named |= own.name == name;
+  if (!named) return false;
+  struct stat st {};
+  if (stat(folder.c_str(), &st) != 0) return false;
+  const FileKey key = KeyOf(st);
+  for (const auto& own : own_files_)
+    if (own.name == name && own.folder == key) return true;
+  return false;
+}
+
 void Folders::ReconcileEntry(const Folder& folder, const std::string& name, bool startup,
                              std::set<FileKey>& present) {
   const std::string rel =
@@ -173,6 +195,11 @@ void Folders::ReconcileEntry(const Folder& folder, const std::string& name, bool
       name;
   if (!(folder.whole && selector_->Selects(rel)) && !folder.files.count(name)) return;
   const std::string path = JoinPath(folder.path, name);
+  if (OwnFile(folder.path, name)) {
+    if (skipped_.insert(path).second)
+      log_.Info("file.skip", {{"path", path}, {"reason", "the daemon's own file"}});
+    return;
+  }
   struct stat st {};
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   const FileKey id = KeyOf(st);
@@ -195,7 +222,7 @@ void Folders::ReconcileEntry(const Folder& folder, const std::string& name, bool
     // Never tailed, even when an include glob names it: a compressed rotation holds bytes
     // that were read before they were compressed, and a compressed stream cannot be
     // followed as it grows (`triage analyze` reads old compressed logs).
-    if (skipped_compressed_.insert(path).second)
+    if (skipped_.insert(path).second)
       log_.Info("file.skip", {{"path", path}, {"reason", "compressed"}});
     return;
   }

@@ -47,6 +47,10 @@ class Folders {
   void RetryNow();
   // A batch of inotify's news.
   void Apply(std::vector<FsChange>& changes);
+  // Files the daemon writes itself (its database and SQLite's files beside it, its lock, the
+  // metrics textfile): never read, whatever the globs select. `paths` need not exist yet; their
+  // folders do. Before AddRoot.
+  void SetOwnFiles(const std::vector<std::string>& paths);
 
  private:
   struct Folder {
@@ -74,6 +78,8 @@ class Folders {
   void ReconcileEntry(const Folder& folder, const std::string& name, bool startup,
                       std::set<FileKey>& present);
   void Orphan(Tail& t, const char* why);
+  // `name` in `folder` is one of the daemon's own files.
+  bool OwnFile(const std::string& folder, const std::string& name) const;
   // A tail opened through a symbolic link: its target's folder is watched for its writes.
   void FollowLink(const Tail& t);
   // The folders a batch of news changed (their entries), overflow noted in `rescan`.
@@ -89,7 +95,13 @@ class Folders {
   std::map<std::string, int> folder_by_path_;
   int next_fake_wd_ = -2;
   std::set<int> retry_folders_;  // folders whose listing failed, looked at again shortly
-  std::set<std::string> skipped_compressed_;
+  std::set<std::string> skipped_;
+  // The daemon's own files: their names, each with its folder's device and inode.
+  struct OwnFileEntry {
+    FileKey folder;
+    std::string name;
+  };
+  std::vector<OwnFileEntry> own_files_;
   std::map<int, LinkTargetFolder> target_folders_;  // by watch descriptor
   std::map<std::string, FileKey> link_targets_;     // target path -> its tail
 };

@@ -7,6 +7,7 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -21,6 +22,10 @@ using tcp = asio::ip::tcp;
 
 constexpr auto kRequestTimeout = std::chrono::seconds(5);
 constexpr size_t kMaxConnections = 32;
+// Connections one client (one remote address) may hold at once: one client with many slow
+// connections takes at most these, and the others' scrapes and probes are still served.
+// Connections past it are closed as soon as they are accepted.
+constexpr size_t kMaxPerClient = 4;
 constexpr uint32_t kHeaderLimit = 8 * 1024;
 constexpr uint64_t kAnswerBodyLimit = 64 * 1024;
 
@@ -128,14 +133,16 @@ struct HttpServer::Impl {
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   HttpHandler handler;
-  size_t active = 0;      // connections being served (touched on the server's thread only)
-  bool accepting = false;
+  // Touched on the server's thread only: connections being served, in all and per client.
+  size_t active = 0;
+  std::map<asio::ip::address, size_t> per_client;
   std::thread thread;
 
   void Accept();
-  void Finished() {
+  void Finished(const asio::ip::address& client) {
     --active;
-    if (!accepting) Accept();
+    if (auto it = per_client.find(client); it != per_client.end() && --it->second == 0)
+      per_client.erase(it);
   }
 };
 
@@ -143,8 +150,8 @@ namespace {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, HttpServer::Impl& server)
-      : stream_(std::move(socket)), server_(server) {}
+  Session(tcp::socket socket, asio::ip::address client, HttpServer::Impl& server)
+      : stream_(std::move(socket)), client_(std::move(client)), server_(server) {}
 
   void Read() {
     parser_.emplace();
@@ -194,10 +201,11 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.close();
-    server_.Finished();
+    server_.Finished(client_);
   }
 
   beast::tcp_stream stream_;
+  const asio::ip::address client_;
   HttpServer::Impl& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::empty_body>> parser_;
@@ -206,18 +214,25 @@ class Session : public std::enable_shared_from_this<Session> {
 
 }  // namespace
 
+// Always accepting: a connection past the limits (all of them, or its client's share) is
+// closed at once, so that the kernel's queue never holds another client's request behind them.
 void HttpServer::Impl::Accept() {
-  if (active >= kMaxConnections || !acceptor.is_open()) {
-    accepting = false;
-    return;
-  }
-  accepting = true;
+  if (!acceptor.is_open()) return;
   acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
-    accepting = false;
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-    if (!ec) {
-      ++active;
-      std::make_shared<Session>(std::move(socket), *this)->Read();
+    boost::system::error_code peer_ec;
+    const tcp::endpoint peer = ec ? tcp::endpoint() : socket.remote_endpoint(peer_ec);
+    if (!ec && !peer_ec) {
+      size_t& held = per_client[peer.address()];
+      if (held < kMaxPerClient && active < kMaxConnections) {
+        ++held;
+        ++active;
+        std::make_shared<Session>(std::move(socket), peer.address(), *this)->Read();
+      } else {
+        if (held == 0) per_client.erase(peer.address());
+        boost::system::error_code ignored;
+        socket.close(ignored);
+      }
     }
     Accept();
   });

@@ -41,7 +41,9 @@ using HttpHandler = std::function<HttpResponse(std::string_view target)>;
 
 // Serves on its own thread with its own event loop; never touches the caller's. A request
 // must arrive whole within a few seconds and be small (headers of 8 KiB, no body); at most a
-// few dozen connections are served at once, more wait in the kernel's backlog.
+// few dozen connections are served at once, and one client (one remote address) holds at most 4
+// of them; connections past either limit are closed as soon as they are accepted, so a client
+// with many slow connections cannot keep the others' requests waiting.
 class HttpServer {
  public:
   static Result<std::unique_ptr<HttpServer>> Start(const ListenAddress& address,

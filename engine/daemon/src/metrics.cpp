@@ -110,6 +110,16 @@ double Metrics::LoopQuietSeconds() const {
   return static_cast<double>(SteadyNs(SteadyClock::now()) - at) / 1e9;
 }
 
+void Metrics::SetStoreUnreachable(std::string why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  store_unreachable_ = std::move(why);
+}
+
+std::string Metrics::StoreUnreachable() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_unreachable_;
+}
+
 // Called with mu_ held.
 void Metrics::Count(Family& family, LabelSet labels) {
   for (auto& v : labels) v = EscapeLabelValue(v, limits_.label_bytes);

@@ -94,6 +94,13 @@ Tail& TailSet::Open(const std::string& folder, int wd, const std::string& name,
   Tail& ref = *t;
   tails_[ref.id] = std::move(t);
   Index(ref);
+  if (identity.kind == FileIdentity::Kind::kCopyOf) {
+    // The copy's checkpoint is written now: the original's is about to describe the original's
+    // new content, and the copy, known then by nothing, would be read from its start at the next
+    // start (what it holds counted twice).
+    QueueCheckpoint(ref);
+    host_.CommitSoon(std::chrono::milliseconds(0));
+  }
   log_.Debug("file.open", {{"path", ref.path},
                            {"inode", std::to_string(ref.id.ino)},
                            {"offset", std::to_string(start)},

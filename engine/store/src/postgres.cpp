@@ -4,7 +4,10 @@
 
 #include <dlfcn.h>
 #include <libpq-fe.h>
+#include <poll.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,8 +27,6 @@ struct Libpq {
   decltype(&PQstatus) status = nullptr;
   decltype(&PQerrorMessage) error_message = nullptr;
   decltype(&PQfinish) finish = nullptr;
-  decltype(&PQexec) exec = nullptr;
-  decltype(&PQexecParams) exec_params = nullptr;
   decltype(&PQresultStatus) result_status = nullptr;
   decltype(&PQresultErrorField) result_error_field = nullptr;
   decltype(&PQresultErrorMessage) result_error_message = nullptr;
@@ -35,6 +36,14 @@ struct Libpq {
   decltype(&PQgetlength) getlength = nullptr;
   decltype(&PQgetisnull) getisnull = nullptr;
   decltype(&PQsetNoticeProcessor) set_notice_processor = nullptr;
+  decltype(&PQsendQuery) send_query = nullptr;
+  decltype(&PQsendQueryParams) send_query_params = nullptr;
+  decltype(&PQsetnonblocking) set_nonblocking = nullptr;
+  decltype(&PQflush) flush = nullptr;
+  decltype(&PQsocket) socket = nullptr;
+  decltype(&PQconsumeInput) consume_input = nullptr;
+  decltype(&PQisBusy) is_busy = nullptr;
+  decltype(&PQgetResult) get_result = nullptr;
 };
 
 // Loads libpq.so.5 once per process; the handle stays open for the process's life (libpq
@@ -61,8 +70,6 @@ Result<const Libpq*> LoadLibpq() {
     sym(lib.status, "PQstatus");
     sym(lib.error_message, "PQerrorMessage");
     sym(lib.finish, "PQfinish");
-    sym(lib.exec, "PQexec");
-    sym(lib.exec_params, "PQexecParams");
     sym(lib.result_status, "PQresultStatus");
     sym(lib.result_error_field, "PQresultErrorField");
     sym(lib.result_error_message, "PQresultErrorMessage");
@@ -72,6 +79,14 @@ Result<const Libpq*> LoadLibpq() {
     sym(lib.getlength, "PQgetlength");
     sym(lib.getisnull, "PQgetisnull");
     sym(lib.set_notice_processor, "PQsetNoticeProcessor");
+    sym(lib.send_query, "PQsendQuery");
+    sym(lib.send_query_params, "PQsendQueryParams");
+    sym(lib.set_nonblocking, "PQsetnonblocking");
+    sym(lib.flush, "PQflush");
+    sym(lib.socket, "PQsocket");
+    sym(lib.consume_input, "PQconsumeInput");
+    sym(lib.is_busy, "PQisBusy");
+    sym(lib.get_result, "PQgetResult");
     if (!ok) error = "libpq.so.5 lacks a function triage needs (libpq5 too old?)";
   });
   if (!error.empty()) return Status::Unavailable(error);
@@ -155,7 +170,11 @@ Status ResultStatus(const Libpq& pq, PGresult* res, PGconn* conn, std::string_vi
   if (code == "25006") return Status::Io(prefix + "the database is read-only: " + why);
   if (code.rfind("23", 0) == 0 || code.rfind("22", 0) == 0)
     return Status::InvalidInput(prefix + why);
-  if (code.rfind("08", 0) == 0 || code.empty()) return Status::Unavailable(prefix + why);
+  // Class 08 (connection exception), 57P01..57P03 (the server shutting down or starting) and a
+  // connection found broken are a server that cannot be reached now: the daemon reconnects.
+  if (code.rfind("08", 0) == 0 || code.empty() || code == "57P01" || code == "57P02" ||
+      code == "57P03" || pq.status(conn) == CONNECTION_BAD)
+    return Status::Unavailable(prefix + why);
   return Status::Io(prefix + why);
 }
 
@@ -167,10 +186,86 @@ struct ResultCloser {
 };
 using ResultPtr = std::unique_ptr<PGresult, ResultCloser>;
 
+// One connection, in libpq's non-blocking mode, and the wait for its answers: every command is
+// sent and its answer awaited for at most `wait_ms`. A server that stalls (stopped, or a
+// listener that never answers) fails the command with Unavailable instead of holding the
+// caller, and the connection is given up then (an answer may still be under way on it); every
+// later command on it fails at once, and the store's owner reconnects (Store::Reconnect).
+class PgConn {
+ public:
+  PgConn(const Libpq& pq, PGconn* conn, int wait_ms) : pq_(pq), conn_(conn), wait_ms_(wait_ms) {}
+  ~PgConn() { pq_.finish(conn_); }
+  PgConn(const PgConn&) = delete;
+  PgConn& operator=(const PgConn&) = delete;
+  const Libpq& pq() const { return pq_; }
+  PGconn* get() const { return conn_; }
+
+  // Runs `sql`: one statement with `n` parameters when `values` is given, else one or more
+  // statements without. The first result that failed, else the last; a non-ok Status when no
+  // result came (the connection broke, or the wait ran out).
+  Result<ResultPtr> Run(const char* sql, int n, const Oid* types, const char* const* values,
+                        std::string_view what) {
+    if (!given_up_.empty()) return Status::Unavailable(std::string(what) + ": " + given_up_);
+    const int sent = values ? pq_.send_query_params(conn_, sql, n, types, values, nullptr,
+                                                    nullptr, 0)
+                            : pq_.send_query(conn_, sql);
+    if (!sent) return ResultStatus(pq_, nullptr, conn_, what);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms_);
+    for (int left = pq_.flush(conn_); left != 0; left = pq_.flush(conn_)) {
+      if (left < 0) return ResultStatus(pq_, nullptr, conn_, what);
+      auto ready = Wait(POLLIN | POLLOUT, deadline, what);
+      if (!ready.ok()) return ready.status();
+      if ((*ready & POLLIN) && !pq_.consume_input(conn_))
+        return ResultStatus(pq_, nullptr, conn_, what);
+    }
+    ResultPtr kept(nullptr, ResultCloser{&pq_});
+    for (;;) {
+      while (pq_.is_busy(conn_)) {
+        auto ready = Wait(POLLIN, deadline, what);
+        if (!ready.ok()) return ready.status();
+        if (!pq_.consume_input(conn_)) return ResultStatus(pq_, nullptr, conn_, what);
+      }
+      ResultPtr next(pq_.get_result(conn_), ResultCloser{&pq_});
+      if (!next) break;
+      if (!kept || Succeeded(kept.get())) kept = std::move(next);
+    }
+    if (!kept) return ResultStatus(pq_, nullptr, conn_, what);
+    return kept;
+  }
+  bool Succeeded(PGresult* r) const {
+    const ExecStatusType st = r ? pq_.result_status(r) : PGRES_FATAL_ERROR;
+    return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+  }
+
+ private:
+  // Waits until the socket is ready for `events`; past `deadline` the connection is given up.
+  Result<short> Wait(short events, std::chrono::steady_clock::time_point deadline,
+                     std::string_view what) {
+    pollfd p{pq_.socket(conn_), events, 0};
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      const int r = left.count() > 0 ? poll(&p, 1, static_cast<int>(left.count())) : 0;
+      if (r > 0) return p.revents;
+      if (r < 0 && errno == EINTR) continue;
+      given_up_ = r == 0 ? "the server did not answer within " +
+                               std::to_string(wait_ms_ / 1000) + " s (the connection is given up)"
+                         : std::string("waiting for the server: ") + std::strerror(errno);
+      return Status::Unavailable(std::string(what) + ": " + given_up_);
+    }
+  }
+
+  const Libpq& pq_;
+  PGconn* conn_;
+  const int wait_ms_;
+  std::string given_up_;  // why the connection was given up; empty while it is in use
+};
+
 class PgStmt final : public Stmt {
  public:
-  PgStmt(const Libpq& pq, PGconn* conn, std::string sql)
-      : pq_(pq), conn_(conn), sql_(ToDollarParams(sql)), result_(nullptr, ResultCloser{&pq}) {}
+  PgStmt(PgConn& conn, std::string sql)
+      : pq_(conn.pq()), conn_(conn), sql_(ToDollarParams(sql)),
+        result_(nullptr, ResultCloser{&conn.pq()}) {}
 
   Stmt& BindNull(int i) override {
     Slot(i) = Param{std::nullopt, 0};
@@ -184,11 +279,15 @@ class PgStmt final : public Stmt {
         values[k] = params_[k].value ? params_[k].value->c_str() : nullptr;
         types[k] = params_[k].type;
       }
-      result_.reset(pq_.exec_params(conn_, sql_.c_str(), int(params_.size()), types.data(),
-                                    values.data(), nullptr, nullptr, 0));
-      const ExecStatusType st = result_ ? pq_.result_status(result_.get()) : PGRES_FATAL_ERROR;
-      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-        Status s = ResultStatus(pq_, result_.get(), conn_, "database");
+      auto ran = conn_.Run(sql_.c_str(), int(params_.size()), types.data(), values.data(),
+                           "database");
+      if (!ran.ok()) {
+        Reset();
+        return ran.status();
+      }
+      result_ = std::move(ran).value();
+      if (!conn_.Succeeded(result_.get())) {
+        Status s = ResultStatus(pq_, result_.get(), conn_.get(), "database");
         Reset();
         return s;
       }
@@ -251,7 +350,7 @@ class PgStmt final : public Stmt {
     return params_[size_t(i) - 1];
   }
   const Libpq& pq_;
-  PGconn* conn_;
+  PgConn& conn_;
   std::string sql_;
   std::vector<Param> params_;
   ResultPtr result_;
@@ -266,23 +365,19 @@ constexpr const char* kWriteLock = "SELECT pg_advisory_xact_lock(752676902635274
 
 class PgDb final : public Db {
  public:
-  PgDb(const Libpq& pq, PGconn* conn) : pq_(pq), conn_(conn) {}
-  ~PgDb() override {
-    cache_.clear();
-    pq_.finish(conn_);
-  }
+  PgDb(const Libpq& pq, PGconn* conn, int wait_ms) : conn_(pq, conn, wait_ms) {}
+  ~PgDb() override { cache_.clear(); }
   Dialect dialect() const override { return Dialect::kPostgres; }
   Status Exec(const char* sql, std::string_view what) override {
-    ResultPtr r(pq_.exec(conn_, sql), ResultCloser{&pq_});
-    const ExecStatusType st = r ? pq_.result_status(r.get()) : PGRES_FATAL_ERROR;
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-      return ResultStatus(pq_, r.get(), conn_, what);
+    auto r = conn_.Run(sql, 0, nullptr, nullptr, what);
+    if (!r.ok()) return r.status();
+    if (!conn_.Succeeded(r->get())) return ResultStatus(conn_.pq(), r->get(), conn_.get(), what);
     return Status::Ok();
   }
   Result<Stmt*> Prepare(const std::string& sql) override {
     auto it = cache_.find(sql);
     if (it != cache_.end()) return it->second.get();
-    auto stmt = std::make_unique<PgStmt>(pq_, conn_, sql);
+    auto stmt = std::make_unique<PgStmt>(conn_, sql);
     Stmt* p = stmt.get();
     cache_.emplace(sql, std::move(stmt));
     return p;
@@ -297,11 +392,10 @@ class PgDb final : public Db {
     return s;
   }
   Status Commit() override { return Exec("COMMIT", "database"); }
-  void Rollback() override { ResultPtr r(pq_.exec(conn_, "ROLLBACK"), ResultCloser{&pq_}); }
+  void Rollback() override { (void)conn_.Run("ROLLBACK", 0, nullptr, nullptr, "database"); }
 
  private:
-  const Libpq& pq_;
-  PGconn* conn_;
+  PgConn conn_;  // before the statements, which refer to it (destroyed after them)
   std::unordered_map<std::string, std::unique_ptr<Stmt>> cache_;
 };
 
@@ -319,7 +413,9 @@ namespace {
 // A server that accepts and never answers must not hang a command: without a connect_timeout of
 // the user's, the connection gets kConnectTimeoutSeconds, in the URL's form or the keywords'.
 constexpr int kConnectTimeoutSeconds = 10;
-// A statement the server holds longer than this (a stalled server, a lock) fails instead.
+// A statement the server holds longer than this (a lock, a slow plan) fails instead; a server
+// that does not answer at all is given up by the client, kStatementTimeoutMs + 5 s unless the
+// caller gives another wait (StoreOptions::answer_timeout_ms).
 constexpr int kStatementTimeoutMs = 60000;
 
 std::string WithConnectTimeout(const std::string& target) {
@@ -334,19 +430,21 @@ std::string WithConnectTimeout(const std::string& target) {
 
 }  // namespace
 
-Result<std::unique_ptr<Db>> OpenPostgres(const std::string& url, int busy_timeout_ms) {
+Result<std::unique_ptr<Db>> OpenPostgres(const std::string& url, int busy_timeout_ms,
+                                         int answer_timeout_ms) {
   auto pq = LoadLibpq();
   if (!pq.ok()) return pq.status();
   const Libpq& lib = **pq;
   PGconn* conn = lib.connectdb(WithConnectTimeout(url).c_str());
   if (!conn) return Status::Unavailable("cannot connect (out of memory)");
-  if (lib.status(conn) != CONNECTION_OK) {
+  if (lib.status(conn) != CONNECTION_OK || lib.set_nonblocking(conn, 1) != 0) {
     std::string why = OneLine(lib.error_message(conn));
     lib.finish(conn);
     return Status::Unavailable("cannot connect: " + why);
   }
   lib.set_notice_processor(conn, DropNotice, nullptr);
-  auto db = std::make_unique<PgDb>(lib, conn);
+  const int wait_ms = answer_timeout_ms > 0 ? answer_timeout_ms : kStatementTimeoutMs + 5000;
+  auto db = std::make_unique<PgDb>(lib, conn, wait_ms);
   // Settings of this session only; the numbers are computed here, not text from outside.
   const std::string settings = "SET client_encoding = 'UTF8'; SET lock_timeout = " +
                                std::to_string(busy_timeout_ms > 0 ? busy_timeout_ms : 0) +

@@ -1027,6 +1027,16 @@ Store::~Store() = default;
 
 const std::string& Store::path() const { return impl_->path; }
 
+Status Store::Reconnect() {
+  if (impl_->server.empty()) return Status::Ok();
+  auto db = detail::OpenPostgres(impl_->server, impl_->options.busy_timeout_ms,
+                                 impl_->options.answer_timeout_ms);
+  if (!db.ok()) return db.status().Annotate(impl_->path);
+  if (Status m = detail::Migrate(**db); !m.ok()) return m.Annotate(impl_->path);
+  impl_->db = std::move(db).value();
+  return Status::Ok();
+}
+
 // "file:" URI of `path` (RFC 3986 percent-encoding of what a URI path may not hold) with
 // immutable=1, for a database on a read-only mount.
 std::string ImmutableUri(const std::string& path) {
@@ -1079,11 +1089,11 @@ Result<Store> Store::Open(const std::string& path, const StoreOptions& options) 
     // The server keeps the data and its roles say who may write: the file options (create,
     // read_only, max_size_bytes) do not apply.
     const std::string shown = detail::RedactUrl(path);
-    auto db = detail::OpenPostgres(path, options.busy_timeout_ms);
+    auto db = detail::OpenPostgres(path, options.busy_timeout_ms, options.answer_timeout_ms);
     if (!db.ok()) return db.status().Annotate(shown);
     Status m = detail::Migrate(**db);
     if (!m.ok()) return m.Annotate(shown);
-    return Store(std::make_unique<Impl>(Impl{shown, options, std::move(*db)}));
+    return Store(std::make_unique<Impl>(Impl{shown, options, std::move(*db), path}));
   }
   if (path == ":memory:" || path.rfind("file:", 0) == 0) {
     // Neither can be shared between the processes that write and read incidents.
@@ -1095,7 +1105,7 @@ Result<Store> Store::Open(const std::string& path, const StoreOptions& options) 
     auto db = OpenReadOnly(path);
     if (!db.ok()) return db.status().Annotate(path);
     sqlite3_busy_timeout((*db)->get(), options.busy_timeout_ms);
-    auto impl = std::make_unique<Impl>(Impl{path, options, std::move(*db)});
+    auto impl = std::make_unique<Impl>(Impl{path, options, std::move(*db), {}});
     auto version = impl->db->QueryInt("PRAGMA user_version");
     if (!version.ok()) return version.status().Annotate(path);
     if (*version != kSchemaVersion) {
@@ -1117,7 +1127,7 @@ Result<Store> Store::Open(const std::string& path, const StoreOptions& options) 
   // why it cannot be, rather than failing later on a lock file it cannot create.
   if (sqlite3_db_readonly((*db)->get(), "main") == 1) return ReadOnlyStatus(path);
   sqlite3_busy_timeout((*db)->get(), options.busy_timeout_ms);
-  auto impl = std::make_unique<Impl>(Impl{path, options, std::move(*db)});
+  auto impl = std::make_unique<Impl>(Impl{path, options, std::move(*db), {}});
   Db& d = *impl->db;
   const std::string what = path;
   TRIAGE_TRY(d.Exec("PRAGMA foreign_keys = ON", what));

@@ -14,6 +14,7 @@ struct Store::Impl {
   std::string path;  // the file, or the PostgreSQL URL without its password
   StoreOptions options;
   std::unique_ptr<detail::Db> db;  // SQLite or PostgreSQL (sql.h)
+  std::string server;              // a PostgreSQL store's URL as given (Reconnect); empty: a file
 };
 
 namespace detail {

@@ -150,6 +150,7 @@ class WatchProcess {
   WatchProcess& operator=(const WatchProcess&) = delete;
 
   void Signal(int sig) { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   // Sends `sig` and waits; returns the exit status (see WaitFor).
   int Stop(int sig = SIGTERM, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
     kill(pid_, sig);

@@ -1,8 +1,9 @@
 // Randomized fault test of `triage watch`: three logs written with distinct crashes (a kernel
 // OOM kill, a Python CUDA OOM traceback, a segfault), rotated by every kind (rename with a
-// `.1 -> .2` chain, copytruncate, delete and recreate), the daemon killed (SIGKILL, SIGTERM) at
-// random points and left down across rotations. At the end every crash written is stored exactly
-// once, per cause. TRIAGE_FAULT_TRIALS sets the number of trials (default 50, each short, to keep
+// `.1 -> .2` chain, copytruncate, delete and recreate, the oldest rotation compressed with gzip),
+// the daemon killed (SIGKILL, SIGTERM) at random points, also while a file rotates under it, and
+// left down across rotations. At the end every crash written is stored exactly once, under the
+// cause `analyze` gives its lines. TRIAGE_FAULT_TRIALS sets the number of trials (default 50, each short, to keep
 // the suite quick on 2 cores; more for a soak). A trial that once failed has its own
 // deterministic test below (trial 32: a copytruncate right after a start; 46 and 6: a copy seen
 // in one look at the folder with a rename of its original or with a new file under its name;
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <random>
 
 #include "daemon_harness.h"
@@ -82,106 +84,184 @@ class FaultTest : public ::testing::Test {
   TempDir tmp_;
 };
 
+// The cause `triage analyze` gives a file holding crash `k`'s lines: what the daemon must store
+// each of that family's crashes under.
+std::string AnalyzeTopCause(const fs::path& home, int k) {
+  const fs::path file = home / ("family-" + std::to_string(k) + ".log");
+  std::ofstream(file) << Crash(k, 0);
+  std::string out;
+  if (RunTriage({"analyze", "--json", "--no-store", file.string()}, home, &out) != 0) return "";
+  const std::string key = "\"cause\":\"";
+  const size_t at = out.find(key);
+  return at == std::string::npos ? "" : out.substr(at + key.size(), out.find('"', at + key.size()) - at - key.size());
+}
+
+// One trial of the randomized test: three families of logs (their live files and rotations),
+// what was written to each, and the daemon when it runs.
+struct FaultTrial {
+  static constexpr int kFamilies = 3;
+  FaultTrial(int trial, const fs::path& tmp)
+      : rng(1000 + trial),
+        home(tmp),
+        dir(tmp / ("logs-" + std::to_string(trial))),
+        db(tmp / ("t-" + std::to_string(trial) + ".db")),
+        args(WatchArgs(db, dir, /*debug=*/true)) {
+    fs::create_directories(dir);
+  }
+  std::mt19937 rng;
+  fs::path home, dir, db;
+  std::vector<std::string> args;
+  const std::string names[kFamilies] = {"oom.log", "trace.log", "segv.log"};
+  int written[kFamilies] = {0, 0, 0};
+  int next[kFamilies] = {0, 0, 0};
+  std::unique_ptr<WatchProcess> w;
+  std::string history;
+  int kills = 0, terms = 0, rotations = 0, gzips = 0, kills_in_rotation = 0;
+
+  int AllWritten() const { return written[0] + written[1] + written[2]; }
+  int64_t Stored() const { return TotalOccurrences(CauseOccurrences(db)); }
+  fs::path Rotated(int k, int n) const { return dir / (names[k] + "." + std::to_string(n)); }
+
+  void AppendCrashes(int k) {
+    const int n = 1 + static_cast<int>(rng() % 4);
+    std::string b;
+    for (int i = 0; i < n; ++i) b += Crash(k, next[k]++);
+    Append(dir / names[k], {b}, 0, 1);
+    written[k] += n;
+    history += "append " + names[k] + " x" + std::to_string(n) + "\n";
+  }
+  // `.1 -> .2 -> ...`, then the live file moved (rename) or copied and truncated (copytruncate).
+  void Rotate(int k, bool copy) {
+    const fs::path live = dir / names[k];
+    if (!fs::exists(live)) return;
+    int top = 1;
+    while (fs::exists(Rotated(k, top))) ++top;
+    for (int i = top; i > 1; --i) fs::rename(Rotated(k, i - 1), Rotated(k, i));
+    if (copy) {
+      fs::copy_file(live, Rotated(k, 1));
+      ASSERT_EQ(truncate(live.c_str(), 0), 0);
+    } else {
+      fs::rename(live, Rotated(k, 1));
+    }
+    ++rotations;
+    history += (copy ? "copytruncate " : "rename ") + names[k] + "\n";
+  }
+  // Destroying bytes (a delete, a rotation compressed) waits until everything written was stored:
+  // bytes destroyed unread are gone for any reader. Down, the daemon cannot read them; they are
+  // destroyed only when all is stored already.
+  bool AllStoredBeforeDestroying() {
+    if (w) return WaitUntil([&] { return Stored() == AllWritten(); }, 20s);
+    return Stored() == AllWritten();
+  }
+  void DeleteAndRecreate(int k) {
+    const fs::path live = dir / names[k];
+    if (!fs::exists(live) || !AllStoredBeforeDestroying()) return;
+    fs::remove(live);
+    Append(live, {Crash(k, next[k]++)}, 0, 1);
+    ++written[k];
+    ++rotations;
+    history += std::string("delete+recreate ") + names[k] + (w ? "" : " (down)") + "\n";
+  }
+  // The oldest rotation compressed as logrotate's `compress` does (gzip, the file replaced by
+  // NAME.gz): never read again.
+  void GzipOldest(int k) {
+    int top = 0;
+    while (fs::exists(Rotated(k, top + 1))) ++top;
+    if (top == 0 || !AllStoredBeforeDestroying()) return;
+    const std::string path = Rotated(k, top).string();
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execlp("gzip", "gzip", "-f", "-n", path.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    ASSERT_EQ(WaitFor(pid, 20s), 0) << "gzip " << path;
+    ++gzips;
+    history += "gzip " + Rotated(k, top).filename().string() + (w ? "" : " (down)") + "\n";
+  }
+  // Starts the daemon, or stops it: SIGTERM, SIGKILL, or SIGKILL while a file rotates under it.
+  void Life() {
+    if (!w) {
+      w = std::make_unique<WatchProcess>(home, args);
+      history += "start\n";
+      return;
+    }
+    const int how = static_cast<int>(rng() % 3);
+    if (how == 2) {
+      const int k = static_cast<int>(rng() % kFamilies);
+      Rotate(k, rng() % 2);
+      std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 30));
+      ++kills_in_rotation;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 150));
+    }
+    const bool term = how == 0;
+    EXPECT_EQ(w->Stop(term ? SIGTERM : SIGKILL), term ? 0 : 128 + SIGKILL) << w->Log();
+    (term ? terms : kills) += 1;
+    w.reset();
+    history += term ? "sigterm\n" : how == 2 ? "sigkill while rotating\n" : "sigkill\n";
+  }
+  void Step() {
+    const int k = static_cast<int>(rng() % kFamilies);
+    const int action = static_cast<int>(rng() % 12);
+    if (action < 4) AppendCrashes(k);
+    else if (action == 4) Rotate(k, /*copy=*/false);
+    else if (action == 5) Rotate(k, /*copy=*/true);
+    else if (action == 6) DeleteAndRecreate(k);
+    else if (action == 7) GzipOldest(k);
+    else Life();
+  }
+};
+
 // TRIAGE_FAULT_FIRST=N starts at trial N, to replay a reported one (with TRIAGE_FAULT_TRIALS=1).
+// Every stored crash is under the cause `analyze` gives its lines.
 TEST_F(FaultTest, RandomRotationsAndKillsLoseNothingAndCountNothingTwice) {
+  std::string cause[FaultTrial::kFamilies];
+  for (int k = 0; k < FaultTrial::kFamilies; ++k) {
+    cause[k] = AnalyzeTopCause(tmp_.path(), k);
+    ASSERT_FALSE(cause[k].empty()) << "analyze found no cause in crash " << k;
+  }
   const int trials = Trials();
-  int total_written = 0, kills = 0, terms = 0, rotations = 0;
-  // TRIAGE_FAULT_FIRST: the first trial (to replay a reported one: its seed is 1000 + trial).
+  int total_written = 0, kills = 0, terms = 0, rotations = 0, gzips = 0, in_rotation = 0;
   const char* first_env = std::getenv("TRIAGE_FAULT_FIRST");
   const int first = first_env ? std::max(0, std::atoi(first_env)) : 0;
   for (int trial = first; trial < first + trials; ++trial) {
-    std::mt19937 rng(1000 + trial);
-    fs::path dir = tmp_ / ("logs-" + std::to_string(trial));
-    fs::path db = tmp_ / ("t-" + std::to_string(trial) + ".db");
-    fs::create_directories(dir);
-    const std::string names[3] = {"oom.log", "trace.log", "segv.log"};
-    int written[3] = {0, 0, 0};
-    int next[3] = {0, 0, 0};
-    const std::vector<std::string> args = WatchArgs(db, dir, /*debug=*/true);
-    std::unique_ptr<WatchProcess> w;
-    auto stored_total = [&] { return TotalOccurrences(CauseOccurrences(db)); };
-    auto all_written = [&] { return written[0] + written[1] + written[2]; };
-    std::string history;
-    const int steps = 8 + static_cast<int>(rng() % 6);
-    for (int step = 0; step < steps; ++step) {
-      int k = static_cast<int>(rng() % 3);
-      fs::path live = dir / names[k];
-      int action = static_cast<int>(rng() % 10);
-      if (action < 4) {  // append crashes
-        int n = 1 + static_cast<int>(rng() % 4);
-        std::string b;
-        for (int i = 0; i < n; ++i) b += Crash(k, next[k]++);
-        Append(live, {b}, 0, 1);
-        written[k] += n;
-        history += "append " + names[k] + " x" + std::to_string(n) + "\n";
-      } else if (action == 4 && fs::exists(live)) {  // rename, shifting the chain
-        int top = 1;
-        while (fs::exists(dir / (names[k] + "." + std::to_string(top)))) ++top;
-        for (int i = top; i > 1; --i)
-          fs::rename(dir / (names[k] + "." + std::to_string(i - 1)),
-                     dir / (names[k] + "." + std::to_string(i)));
-        fs::rename(live, dir / (names[k] + ".1"));
-        ++rotations;
-        history += "rename " + names[k] + "\n";
-      } else if (action == 5 && fs::exists(live)) {  // copytruncate, shifting the chain
-        int top = 1;
-        while (fs::exists(dir / (names[k] + "." + std::to_string(top)))) ++top;
-        for (int i = top; i > 1; --i)
-          fs::rename(dir / (names[k] + "." + std::to_string(i - 1)),
-                     dir / (names[k] + "." + std::to_string(i)));
-        fs::copy_file(live, dir / (names[k] + ".1"));
-        ASSERT_EQ(truncate(live.c_str(), 0), 0);
-        ++rotations;
-        history += "copytruncate " + names[k] + "\n";
-      } else if (action == 6 && w && fs::exists(live)) {
-        // Delete and recreate, once the daemon has read everything (bytes deleted unread are
-        // gone for any reader).
-        ASSERT_TRUE(WaitUntil([&] { return stored_total() == all_written(); }, 20s))
-            << history << ToString(CauseOccurrences(db));
-        fs::remove(live);
-        Append(live, {Crash(k, next[k]++)}, 0, 1);
-        ++written[k];
-        ++rotations;
-        history += "delete+recreate " + names[k] + "\n";
-      } else if (action >= 7) {  // the daemon's life
-        if (w) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 150));
-          bool term = rng() % 2;
-          int rc = w->Stop(term ? SIGTERM : SIGKILL);
-          EXPECT_EQ(rc, term ? 0 : 128 + SIGKILL) << w->Log();
-          (term ? terms : kills) += 1;
-          w.reset();
-          history += term ? "sigterm\n" : "sigkill\n";
-        } else {
-          w = std::make_unique<WatchProcess>(tmp_.path(), args);
-          history += "start\n";
-        }
-      }
-    }
-    if (!w) w = std::make_unique<WatchProcess>(tmp_.path(), args);
-    EXPECT_TRUE(WaitUntil([&] { return stored_total() >= all_written(); }, 20s))
-        << "trial " << trial << "\n" << history << ToString(CauseOccurrences(db));
+    FaultTrial t(trial, tmp_.path());
+    const int steps = 8 + static_cast<int>(t.rng() % 6);
+    for (int step = 0; step < steps && !HasFatalFailure(); ++step) t.Step();
+    ASSERT_FALSE(HasFatalFailure()) << "trial " << trial << "\n" << t.history;
+    if (!t.w) t.w = std::make_unique<WatchProcess>(tmp_.path(), t.args);
+    EXPECT_TRUE(WaitUntil([&] { return t.Stored() >= t.AllWritten(); }, 20s))
+        << "trial " << trial << "\n" << t.history << ToString(CauseOccurrences(t.db));
     std::this_thread::sleep_for(100ms);  // a duplicate would show now
-    EXPECT_EQ(w->Stop(SIGTERM), 0);
-    auto got = CauseOccurrences(db);
+    EXPECT_EQ(t.w->Stop(SIGTERM), 0);
     std::map<std::string, int64_t> want;
-    if (written[0]) want["host.oom_killed"] = written[0];
-    if (written[1]) want["cuda.oom"] = written[1];
-    if (written[2]) want["native.crash"] = written[2];
-    ASSERT_EQ(got, want) << "trial " << trial << "\n"
-                         << history << "stored:\n" << ToString(got) << "written:\n"
-                         << ToString(want) << "daemon log (tail):\n"
-                         << w->Log().substr(w->Log().size() > 30000 ? w->Log().size() - 30000 : 0);
-    total_written += all_written();
+    for (int k = 0; k < FaultTrial::kFamilies; ++k)
+      if (t.written[k]) want[cause[k]] += t.written[k];
+    const auto got = CauseOccurrences(t.db);
+    const std::string log = t.w->Log();
+    ASSERT_EQ(got, want) << "trial " << trial << "\n" << t.history << "stored:\n" << ToString(got)
+                         << "written:\n" << ToString(want) << "daemon log (tail):\n"
+                         << log.substr(log.size() > 30000 ? log.size() - 30000 : 0);
+    total_written += t.AllWritten();
+    kills += t.kills;
+    terms += t.terms;
+    rotations += t.rotations;
+    gzips += t.gzips;
+    in_rotation += t.kills_in_rotation;
   }
   RecordProperty("trials", trials);
   RecordProperty("crashes", total_written);
+  RecordProperty("kills", kills);
+  RecordProperty("kills_while_rotating", in_rotation);
+  RecordProperty("rotations", rotations);
+  RecordProperty("gzips", gzips);
   EXPECT_GT(total_written, trials);
-  // A replay of one trial may neither kill nor rotate; a whole run does both, about one rotation
-  // a trial (0.8 to 1.1 for each 50 trials of the first 200).
+  // A replay of one trial may neither kill nor rotate; a whole run does both.
   if (trials >= 10) {
     EXPECT_GT(kills, 0);
     EXPECT_GT(terms, 0);
+    EXPECT_GT(in_rotation, 0);
+    EXPECT_GT(gzips, 0);
     EXPECT_GT(rotations, trials / 2);
   }
 }
@@ -412,6 +492,71 @@ TEST_F(FaultTest, ACrashWrittenAgainInARecreatedFileCountsAgain) {
   EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
   EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"native.crash", 2}}))
       << w.Log();
+}
+
+// The issue's case: `cp svc.log svc.log.1; truncate -s0 svc.log; cat B >> svc.log` while the
+// daemon is down, then start, stop, start. The first start takes the copy for the original's
+// content read to its end; the second must know it still, though the original's checkpoint now
+// describes B: crash A is stored once.
+TEST_F(FaultTest, ACopytruncateWhileDownIsKnownAcrossTwoRestarts) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "svc.log";
+  fs::create_directories(dir);
+  const std::vector<std::string> args = WatchArgs(db, dir);
+  auto stored = [&] { return TotalOccurrences(CauseOccurrences(db)); };
+  Append(live, {Crash(1, 0)}, 0, 1);
+  {
+    WatchProcess w(tmp_.path(), args);
+    ASSERT_TRUE(WaitUntil([&] { return stored() == 1; }, 20s)) << w.Log();
+    EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  }
+  fs::copy_file(live, dir / "svc.log.1");
+  ASSERT_EQ(truncate(live.c_str(), 0), 0);
+  Append(live, {Crash(1, 1)}, 0, 1);
+  {
+    WatchProcess w(tmp_.path(), args);
+    ASSERT_TRUE(WaitUntil([&] { return stored() == 2; }, 20s)) << w.Log();
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  }
+  WatchProcess w(tmp_.path(), args);
+  std::this_thread::sleep_for(1s);  // the copy read again from its start would show now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.oom", 2}})) << w.Log();
+}
+
+// Two crashes of one service with the supervisor's restart line between them, as systemd writes
+// it between the runs of a unit: two incidents, each stored once, as `analyze` gives them.
+TEST_F(FaultTest, ARestartLineSeparatesTwoCrashes) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "svc.log";
+  fs::create_directories(dir);
+  WatchProcess w(tmp_.path(), WatchArgs(db, dir));
+  ASSERT_TRUE(w.Running()) << w.Log();
+  Append(live, {Crash(2, 0) + Crash(2, 1)}, 0, 1);
+  ExpectStoredOnce(w, db, {{"native.crash", 2}});
+}
+
+// `--include '*'` over a folder that holds the daemon's own database: its -wal, -shm and lock
+// files (which hold the very lines it stores) are never read, so nothing is stored but the crash.
+TEST_F(FaultTest, TheDaemonNeverReadsItsOwnFilesInAWatchedFolder) {
+  const fs::path dir = tmp_ / "logs", db = dir / "t.db", live = dir / "svc.log";
+  fs::create_directories(dir);
+  std::vector<std::string> args = WatchArgs(db, dir, /*debug=*/true);
+  args.insert(args.begin(), {"--include", "*"});
+  WatchProcess w(tmp_.path(), args);
+  ASSERT_TRUE(w.Running()) << w.Log();
+  Append(live, {Crash(0, 0) + Crash(1, 1)}, 0, 1);
+  EXPECT_TRUE(WaitUntil([&] { return TotalOccurrences(CauseOccurrences(db)) >= 2; }, 20s))
+      << w.Log();
+  std::this_thread::sleep_for(1500ms);  // the WAL read as a log would have shown by now
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
+  EXPECT_EQ(CauseOccurrences(db),
+            (std::map<std::string, int64_t>{{"host.oom_killed", 1}, {"cuda.oom", 1}}))
+      << w.Log();
+  const std::string log = w.Log();
+  EXPECT_NE(log.find("reason=\"the daemon's own file\""), std::string::npos) << log;
+  for (const char* own : {"t.db ", "t.db-wal", "t.db-shm", "t.db.watch-lock"})
+    EXPECT_EQ(log.find("event=file.open path=" + (dir / own).string()), std::string::npos)
+        << "the daemon opened its own " << own << ":\n" << log;
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <thread>
 
 #include "daemon_harness.h"
 #include "loopback.h"
@@ -159,6 +162,91 @@ TEST_F(MetricsTest, TheTextfileIsWrittenWholeForNodeExporter) {
     Child check({promtool, "check", "metrics"}, tmp_ / "promtool.out", prom);
     EXPECT_EQ(check.Wait(30s), 0) << ReadText(tmp_ / "promtool.out");
   }
+}
+
+// One client (one source address, 127.0.0.2) holding `count` connections to 127.0.0.1:port,
+// each with a request that never ends, opened again as soon as the server closes it.
+class SlowClient {
+ public:
+  SlowClient(int port, size_t count) : port_(port), fds_(count, -1) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~SlowClient() {
+    stop_ = true;
+    thread_.join();
+    for (int fd : fds_)
+      if (fd >= 0) close(fd);
+  }
+  SlowClient(const SlowClient&) = delete;
+  SlowClient& operator=(const SlowClient&) = delete;
+  size_t opened() const { return opened_; }
+
+ private:
+  int Open() const {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_in from{}, to{};
+    from.sin_family = to.sin_family = AF_INET;
+    from.sin_addr.s_addr = htonl(0x7f000002);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(static_cast<uint16_t>(port_));
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+        (connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS)) {
+      if (fd >= 0) close(fd);
+      return -1;
+    }
+    return fd;
+  }
+  // A request's first line at the start, then a header line now and then, never the end.
+  void Run() {
+    const std::string head = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    const std::string more = "X-Slow: 1\r\n";
+    while (!stop_) {
+      for (int& fd : fds_) {
+        char b[256];
+        const ssize_t r = fd >= 0 ? recv(fd, b, sizeof b, MSG_DONTWAIT) : 0;
+        if (fd >= 0 && (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))) {
+          close(fd);  // closed by the server
+          fd = -1;
+        }
+        if (fd < 0) {
+          if ((fd = Open()) < 0) continue;
+          ++opened_;
+          (void)send(fd, head.data(), head.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        } else {
+          (void)send(fd, more.data(), more.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+      }
+      std::this_thread::sleep_for(200ms);
+    }
+  }
+
+  const int port_;
+  std::vector<int> fds_;
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> opened_{0};
+  std::thread thread_;
+};
+
+// 256 slow connections of one client take that client's share of the server, not the server:
+// /healthz and /metrics are answered to another client at once, again and again.
+TEST_F(MetricsTest, OneClientsSlowConnectionsLeaveHealthzAndMetricsServed) {
+  WatchProcess w(tmp_.path(), Args("127.0.0.1:0"));
+  const int port = MetricsPort(w);
+  ASSERT_GT(port, 0) << w.Log();
+  SlowClient slow(port, 256);
+  ASSERT_TRUE(WaitUntil([&] { return slow.opened() >= 256; }, 10s)) << slow.opened();
+  std::this_thread::sleep_for(500ms);
+  for (int k = 0; k < 6; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const HttpAnswer health = HttpGet(port, "/healthz");
+    const HttpAnswer metrics = HttpGet(port, "/metrics");
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(health.status, 200) << "probe " << k;
+    EXPECT_EQ(metrics.status, 200) << "scrape " << k;
+    EXPECT_LT(took, 2s) << "probe " << k;
+    std::this_thread::sleep_for(1s);
+  }
+  EXPECT_EQ(w.Stop(SIGTERM), 0) << w.Log();
 }
 
 TEST_F(MetricsTest, AnAddressThatCannotBeServedStopsTheStart) {

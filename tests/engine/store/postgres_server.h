@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -28,8 +30,13 @@ class PostgresServer {
  public:
   // The process's server, started on first call; check ok() (else why()).
   static PostgresServer& Shared() {
-    static PostgresServer server;
+    static PostgresServer server(/*may_share=*/true);
     return server;
+  }
+  // A server of the caller's own, never the run's shared one: a test that stops, restarts or
+  // stalls its server uses one.
+  static std::unique_ptr<PostgresServer> Own() {
+    return std::unique_ptr<PostgresServer>(new PostgresServer(/*may_share=*/false));
   }
 
   bool ok() const { return ok_; }
@@ -51,12 +58,27 @@ class PostgresServer {
                 false);
   }
 
+  // Of a server of one's own (Own()): stops it (fast shutdown: clients are cut, nothing waits),
+  // starts it again on the same data and socket, stalls every process of it (SIGSTOP: the
+  // server and its connections' back ends) and lets it go on; where its socket is.
+  void Stop() {
+    if (pid_ <= 0) return;
+    Resume();
+    kill(pid_, SIGINT);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  bool Start() {
+    if (pid_ > 0) return true;
+    return StartServer();
+  }
+  void Pause() { SignalAll(SIGSTOP); }
+  void Resume() { SignalAll(SIGCONT); }
+  std::string SocketPath() const { return socket_ + "/.s.PGSQL.5432"; }
+
   ~PostgresServer() {
-    if (pid_ > 0) {
-      kill(pid_, SIGINT);  // fast shutdown: clients are cut, nothing waits
-      int status = 0;
-      waitpid(pid_, &status, 0);
-    }
+    Stop();
     if (!dir_.empty()) {
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
@@ -66,11 +88,11 @@ class PostgresServer {
   PostgresServer& operator=(const PostgresServer&) = delete;
 
  private:
-  PostgresServer() {
+  explicit PostgresServer(bool may_share) {
     const char* env = std::getenv("TRIAGE_PG_BIN");
     bin_ = env && *env ? env : "/usr/lib/postgresql/15/bin";
     // The server ctest started for the whole run (postgres_fixture.sh), when there is one.
-    if (const char* shared = std::getenv("TRIAGE_PG_SOCKET_DIR"); shared && *shared) {
+    if (const char* shared = std::getenv("TRIAGE_PG_SOCKET_DIR"); may_share && shared && *shared) {
       const std::string dir = shared;
       if (access((dir + "/.s.PGSQL.5432").c_str(), F_OK) == 0 &&
           access((bin_ + "/createdb").c_str(), X_OK) == 0) {
@@ -102,13 +124,19 @@ class PostgresServer {
       why_ = "initdb failed (see " + dir_ + "/server.log)";
       return;
     }
+    StartServer();
+  }
+
+  // Starts postgres on the folder's data and waits until it accepts connections.
+  bool StartServer() {
+    const std::string data = dir_ + "/data";
     pid_ = Spawn(
         {bin_ + "/postgres", "-D", data, "-k", dir_, "-c", "listen_addresses=", "-c", "fsync=off",
          "-c", "synchronous_commit=off", "-c", "max_connections=60", "-c", "shared_buffers=16MB"},
         true);
     if (pid_ <= 0) {
       why_ = "cannot start postgres";
-      return;
+      return false;
     }
     const std::string socket = dir_ + "/.s.PGSQL.5432";
     for (int i = 0; i < 300; ++i) {
@@ -116,20 +144,42 @@ class PostgresServer {
           Exec({bin_ + "/pg_isready", "-q", "-h", dir_}, false) == 0) {
         socket_ = dir_;
         ok_ = true;
-        return;
+        return true;
       }
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
         why_ = "postgres exited at start (see " + dir_ + "/server.log)";
-        return;
+        return false;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     why_ = "postgres did not accept connections in 30 s";
+    return false;
   }
 
   static constexpr uid_t kNobody = 65534;
+
+  // The server and its children (each back end is a session leader of its own, so a signal to
+  // the server's process group misses them).
+  void SignalAll(int sig) const {
+    if (pid_ <= 0) return;
+    kill(pid_, sig);
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(e.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      const size_t close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      char state = 0;
+      int ppid = 0;
+      if (std::sscanf(line.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == pid_)
+        kill(static_cast<pid_t>(std::atoi(name.c_str())), sig);
+    }
+  }
 
   // Starts `argv`, as nobody when `as_server` and this process is root, its output in
   // server.log; the child dies with this process.

@@ -71,6 +71,10 @@ struct LogSite {
   // The Python package folders the log's paths name (".../lib/python3.10/site-packages"), at
   // most four, in the order they first appear.
   std::vector<std::string> python_sites;
+  // The absolute paths the log's lines name (a file being written, a cache or checkpoint
+  // folder, an output folder), at most eight, in the order they first appear; not a traceback's
+  // source files, Python's package folders, URLs or /proc, /sys and /dev.
+  std::vector<std::string> named_paths;
   // The incident's time (its end, else its start) as seconds since the epoch, reading the log's
   // clock as UTC; unset when the log has no dated times.
   std::optional<int64_t> time;

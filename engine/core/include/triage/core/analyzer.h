@@ -6,6 +6,7 @@
 // thread-safe (one per stream or per run). Memory is bounded by the open incident windows.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,7 +34,16 @@ struct RuleLoadResult {
   std::vector<RuleDiagnostic> diagnostics;  // every fault, with file and line
 };
 
-// Loads every *.toml of each folder in order; a later rule with the same id overrides.
+// The most rule text LoadRules accepts, over all its folders: the TOML rule files (each
+// folder's *.toml, sites/remedies.toml and known_bugs/*.toml) and the error-site tables
+// (sites/*.tsv). The shipped packs hold about 0.6 MiB and 8.4 MiB. Within these, `rules check`
+// and a reload of the daemon stay within the service's memory limit of 1 GiB.
+inline constexpr uintmax_t kMaxRuleTomlBytes = uintmax_t{16} << 20;
+inline constexpr uintmax_t kMaxSiteTableBytes = uintmax_t{64} << 20;
+
+// Loads every *.toml of each folder in order; a later rule with the same id overrides. Folders
+// whose files pass the limits above are refused whole: rules is null, and one diagnostic says
+// how large they are.
 RuleLoadResult LoadRules(const std::vector<std::string>& folders);
 
 // The folder of the shipped packs: $TRIAGE_RULES_DIR, else <exe>/../share/triage/rules, else

@@ -65,6 +65,11 @@ class Metrics {
   void LoopAlive();
   // Seconds since LoopAlive() was last called; a large number before the first call.
   double LoopQuietSeconds() const;
+  // The store cannot be reached now, and why (`/healthz` answers 503 with it); Clear: it can.
+  void SetStoreUnreachable(std::string why);
+  void ClearStoreUnreachable() { SetStoreUnreachable({}); }
+  // Why the store cannot be reached; empty while it can.
+  std::string StoreUnreachable() const;
 
   // The whole exposition, `# HELP`/`# TYPE` for every family, series sorted by labels.
   std::string Exposition() const;
@@ -85,6 +90,7 @@ class Metrics {
   mutable std::mutex mu_;
   Family incidents_, verifications_, notifications_;
   double last_incident_ = 0;
+  std::string store_unreachable_;
 };
 
 // `value` as a label value of the text format: cut, made valid UTF-8 without control

@@ -173,6 +173,10 @@ struct StoreOptions {
   // A cap on the database file's size (0: none). A write that would pass it fails with
   // Io "disk full" and is rolled back, like a full disk.
   int64_t max_size_bytes = 0;
+  // A PostgreSQL store: how long a call waits for the server's answer before it gives the
+  // connection up and answers Unavailable (0: the statement timeout, 60 s, and 5 s more). A
+  // server that accepts and never answers, or one that is stopped, holds a call no longer.
+  int answer_timeout_ms = 0;
 };
 
 // What one Record() did, for the caller's counters.
@@ -204,6 +208,11 @@ class Store {
   ~Store();
 
   const std::string& path() const;
+  // A PostgreSQL store opens a new connection to its server (after Unavailable: a restart of
+  // the server, a connection given up) and uses it from now on; the old one is closed. Ok and
+  // nothing done for a file. On failure (Unavailable while the server is still unreachable)
+  // the Store keeps its old connection, whose calls go on failing.
+  Status Reconnect();
 
   // Files `incidents` in one transaction, with `checkpoints` (when given) written in the same
   // transaction. Sets each incident's `id` (and its `fingerprint` when it was empty). An
