@@ -296,7 +296,7 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
   for (size_t t = 0; t < tables.size(); ++t) {
     for (size_t r = 0; r < tables[t].rows.size(); ++r) {
       const SiteRow& row = tables[t].rows[r];
-      if (t >= row_signature.size() || r >= row_signature[t].size() || row_signature[t][r] < 0) continue;
+      if (t >= row_signature.size() || r >= row_signature[t].size()) continue;
       std::string_view longest;
       for (const auto& p : row.pieces)
         if (p.size() > longest.size()) longest = p;
@@ -330,8 +330,8 @@ bool SiteMatcher::Best(std::string_view text, Match& out) const {
       const uint32_t k = impl_->row_index[i];
       const SiteRow* row = row_of_[k];
       const size_t bytes = row->constant_bytes;
-      // More constant text is a closer fit; on a tie an error before a hint, then the first
-      // table and row (file order).
+      // More constant text is a closer fit; on a tie an error before a hint (a row that reports
+      // nothing is a hint), then the first table and row (file order).
       if (found && bytes < best_bytes) continue;
       if (found && bytes == best_bytes) {
         const bool hint = row->hint, best_hint = row_of_[best]->hint;

@@ -176,6 +176,19 @@ TEST(Pastes, ARanksOwnWordsTitleTheJobNotTheLaunchersReport) {
       << incidents[0].causes[0].title;
 }
 
+// xformers' warning when it finds no Triton holds, in more words, PyTorch's assertion "Triton is
+// not available": the line is the warning whose words it shows in full, and a log that ends
+// with it has not failed.
+TEST(Pastes, AWarningIsNotTheShorterErrorItsWordsContain) {
+  auto rules = testing::ShippedRules();
+  ASSERT_TRUE(rules);
+  const std::string text =
+      "A matching Triton is not available, some optimizations will not be enabled.\n"
+      "Error caught was: No module named 'triton'\n";
+  EXPECT_TRUE(testing::AnalyzeWholeText(rules, text, "svc.log").empty());
+  EXPECT_FALSE(testing::AnalyzeWholeText(rules, "AssertionError: Triton is not available\n", "svc.log").empty());
+}
+
 // NVIDIA's container images warn at start-up when they see no driver; a machine whose driver
 // comes up after that banner serves on its GPUs, so the warning alone is no failure.
 TEST(Pastes, TheContainerImagesDriverWarningAloneIsNoIncident) {

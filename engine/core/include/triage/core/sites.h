@@ -92,8 +92,12 @@ class SiteMatcher {
     size_t table = 0;
     size_t row = 0;
   };
-  // Rows whose `row_signature[table][row]` is negative (a row that reports nothing) are left
-  // out, so that they never hide a row that does.
+  // Rows whose `row_signature[table][row]` is negative report nothing (an unclassified hint: a
+  // program's warning) but still take part: a line that shows such a row's words with more
+  // constant text than any reporting row is that warning, not an error whose shorter words it
+  // happens to contain ("A matching Triton is not available, some optimizations will not be
+  // enabled" is xformers' warning, not the assertion "Triton is not available"). On equal text a
+  // reporting row wins.
   SiteMatcher(const std::vector<SiteTable>& tables, const std::vector<std::vector<int>>& row_signature);
   ~SiteMatcher();
   SiteMatcher(const SiteMatcher&) = delete;
