@@ -241,6 +241,7 @@ struct Analyzer::Impl {
   static constexpr size_t kMaxPackages = 512;
   std::vector<Incident> closed;
   mutable MatchMemo memo;  // the texts met before
+  uint64_t last_line = 0;  // the last line of the events read
   uint64_t event_seq = 0;
   size_t max_hits_per_window = 2000;
   // A service failing without pause keeps one window open: its first failures are kept (they
@@ -528,6 +529,7 @@ struct Analyzer::Impl {
   void Add(const ingest::Event& ev, std::string_view source_name) {
     EventContext e(ev);
     e.seq = ++event_seq;
+    last_line = std::max(last_line, ev.last_line);
     e.stream = std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
     e.source = source_name;
     e.actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
@@ -1091,6 +1093,15 @@ void CarryVersions(const RuleSet& rules, const std::vector<PackageVersion>& earl
   std::sort(incident.versions.begin(), incident.versions.end(),
             [](const PackageVersion& a, const PackageVersion& b) { return a.package < b.package; });
   MatchKnownBugs(rules, incident);
+}
+
+bool Analyzer::holds_signals_before(uint64_t line) const {
+  // A signal joins a failure of its source at most kSignalLines lines after it (AddFailure,
+  // EndSource): one further back than that from the last line read can change nothing.
+  const uint64_t last = impl_->last_line;
+  return std::any_of(impl_->pending.begin(), impl_->pending.end(), [&](const Impl::Pending& p) {
+    return p.rec.hit.line < line && p.rec.hit.line + Impl::kSignalLines >= last;
+  });
 }
 
 bool Analyzer::wants_benign() const {

@@ -84,6 +84,11 @@ class Analyzer {
   // package. A caller that splits one input between analyzers gives a part's incidents the
   // versions the parts before it showed (CarryVersions).
   std::vector<PackageVersion> VersionsShown() const;
+  // True while a signal of a line before `line` waits for a failure to join and may still join
+  // one (it is within the lines a signal reaches of the last line read; an analyzer of one
+  // source). A caller that splits one input reads on past a cut at `line` until this is false
+  // too, so that a failure after the cut finds the signals before it, as one analyzer would.
+  bool holds_signals_before(uint64_t line) const;
 
  private:
   struct Impl;

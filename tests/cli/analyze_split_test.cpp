@@ -1,0 +1,95 @@
+// One input read by several analyzers at once (engine/cli/split.h): a file cut between threads
+// gives the incidents one analyzer finds.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "corpus_json.h"
+
+namespace corpus_test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The report, with the source's name as a pipe gives it ("-").
+std::string Report(const RunResult& r, const std::string& source) {
+  EXPECT_EQ(r.status, 0);
+  const std::string quoted = "\"" + source + "\"";
+  std::string out;
+  size_t from = 0;
+  for (size_t at; (at = r.out.find(quoted, from)) != std::string::npos; from = at + quoted.size())
+    out.append(r.out, from, at - from).append("\"-\"");
+  return out.append(r.out, from, std::string::npos);
+}
+
+size_t IncidentsIn(const std::string& report) {
+  size_t n = 0;
+  for (size_t at = 0; (at = report.find("\"first_line\"", at)) != std::string::npos; ++at) ++n;
+  return n;
+}
+
+fs::path Dir() {
+  return fs::temp_directory_path() / ("triage-split-" + std::to_string(::getpid()));
+}
+
+// The folder goes with the test program.
+struct RemoveDir {
+  ~RemoveDir() {
+    std::error_code ec;
+    fs::remove_all(Dir(), ec);
+  }
+} remove_dir;
+
+std::string Env() {
+  return "env -u TRIAGE_DB HOME=" + ShellQuote(Dir().string()) +
+         " XDG_CONFIG_HOME=" + ShellQuote((Dir() / "config").string()) +
+         " TRIAGE_RULES_DIR=" + ShellQuote(std::string(TRIAGE_SOURCE_DIR) + "/rules") + " ";
+}
+
+// 34 MB (a file is split from 32 MiB on): every log of the corpus one after another, again and
+// again (their incidents many times over, some of them wherever a cut may fall), once a run.
+const fs::path& BigLog() {
+  static const fs::path path = [] {
+    fs::create_directories(Dir());
+    const fs::path p = Dir() / "corpus-many.log";
+    std::vector<fs::path> cases;
+    for (const auto& e :
+         fs::directory_iterator(fs::path(TRIAGE_SOURCE_DIR) / "tests/data/corpus/cases"))
+      if (e.path().extension() == ".log") cases.push_back(e.path());
+    std::sort(cases.begin(), cases.end());
+    std::string once;
+    for (const auto& c : cases) {
+      std::ifstream in(c, std::ios::binary);
+      once.append(std::istreambuf_iterator<char>(in), {});
+      if (!once.empty() && once.back() != '\n') once += '\n';
+    }
+    std::ofstream out(p, std::ios::binary);
+    for (size_t written = 0; written < (34u << 20); written += once.size()) out << once;
+    return p;
+  }();
+  return path;
+}
+
+// `analyze --json` of the log, named for no file: one service for a file and a pipe.
+std::string FromFile(int threads) {
+  return Report(
+      RunCommand(Env() + ShellQuote(TriageBinary()) +
+                 " analyze --json --no-store --service big --threads " + std::to_string(threads) +
+                 " " + ShellQuote(BigLog().string()) + " 2>/dev/null"),
+      BigLog().string());
+}
+
+TEST(AnalyzeSplit, AFileCutBetweenThreadsGivesTheIncidentsOfOneThread) {
+  const std::string one = FromFile(1);
+  ASSERT_GT(IncidentsIn(one), 1000u);
+  EXPECT_EQ(FromFile(3), one);
+  EXPECT_EQ(FromFile(8), one);
+}
+
+}  // namespace
+}  // namespace corpus_test
