@@ -393,8 +393,9 @@ class StopSignals {
   struct sigaction old_int_ {}, old_term_ {};
 };
 
-int AnalyzeLive(const std::vector<std::string>& inputs, const std::shared_ptr<const core::RuleSet>& rules,
-                const Settings& s, const core::Config& config, bool exit_code_flag) {
+int AnalyzeLive(const std::vector<std::string>& inputs,
+                const std::shared_ptr<const core::RuleSet>& rules, const Settings& s,
+                const core::Config& config, bool exit_code_flag, unsigned threads) {
   const bool color = s.color;
   int exit_code = kExitOk;
   size_t found = 0;
@@ -431,6 +432,7 @@ int AnalyzeLive(const std::vector<std::string>& inputs, const std::shared_ptr<co
   live.since = s.since;
   live.until = s.until;
   live.zone = s.timezone;
+  live.threads = threads;
   Status st = RunLive(inputs, rules, opts, live, g_stop, cb);
   if (!st.ok()) {
     PrintError("analyze", st.message());
@@ -620,7 +622,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
 
-  if (live) return AnalyzeLive(inputs, loaded.rules, s, *config, args.Has("exit-code"));
+  if (live) return AnalyzeLive(inputs, loaded.rules, s, *config, args.Has("exit-code"), threads);
 
   // Progress: only on a terminal, only when the inputs are large enough to wait for.
   uint64_t total = 0;

@@ -1,5 +1,7 @@
-// One input read by several analyzers at once (engine/cli/split.h): a file cut between threads
-// gives the incidents one analyzer finds.
+// One input read by several analyzers at once (engine/cli/split.h): a file cut between threads,
+// and a pipe read in parts while it delivers in bulk (pipe_split.h), give the incidents one
+// analyzer finds, but for the source's name (and what is made of it: the service, the
+// fingerprint).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -84,11 +86,26 @@ std::string FromFile(int threads) {
       BigLog().string());
 }
 
+std::string FromPipe(int threads) {
+  return Report(RunCommand("cat " + ShellQuote(BigLog().string()) + " | " + Env() +
+                           ShellQuote(TriageBinary()) +
+                           " analyze --json --no-store --service big --threads " +
+                           std::to_string(threads) + " 2>/dev/null"),
+                "-");
+}
+
 TEST(AnalyzeSplit, AFileCutBetweenThreadsGivesTheIncidentsOfOneThread) {
   const std::string one = FromFile(1);
   ASSERT_GT(IncidentsIn(one), 1000u);
   EXPECT_EQ(FromFile(3), one);
   EXPECT_EQ(FromFile(8), one);
+}
+
+TEST(AnalyzeSplit, APipeReadInPartsGivesTheIncidentsOfTheFile) {
+  const std::string file = FromFile(1);
+  ASSERT_GT(IncidentsIn(file), 1000u);
+  EXPECT_EQ(FromPipe(2), file);
+  EXPECT_EQ(FromPipe(4), file);
 }
 
 }  // namespace
