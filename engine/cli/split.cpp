@@ -37,8 +37,8 @@ void PartAnalysis::EndRange() {
 }
 
 bool PartAnalysis::Open() const {
-  return !range_ended_ || analyzer_->has_open_incident() || !stream_->idle() ||
-         analyzer_->holds_signals_before(lines_in_range_ + 1);
+  return !range_ended_ || !stream_->idle() ||
+         analyzer_->holds_for_lines_after(lines(), lines_in_range_ + 1);
 }
 
 size_t PartAnalysis::FeedWhileOpen(std::string_view bytes) {

@@ -5,8 +5,9 @@
 // read, while it delivers faster than one analyzer reads (pipe_split.h).
 //
 // A part reads its own range, then on past its end, a line at a time, while it still holds what
-// the lines after the cut may join: an open incident, an open multi-line event, a signal of its
-// range waiting for a failure (PartAnalysis::Open). The next part's incidents whose failure lies
+// the lines after the cut may join: an open multi-line event, an open incident not yet idle for
+// the lines that close one, a signal of its range a failure may still join
+// (core::Analyzer::holds_for_lines_after, PartAnalysis::Open). The next part's incidents whose failure lies
 // within what the part before covered are that part's. Where a cut falls while every analyzer
 // holds something, the join is an approximation; the signals' reach (docs/correlation.md) makes
 // it exact on the logs measured (bench/README.md, "pipe").

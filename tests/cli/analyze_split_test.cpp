@@ -108,5 +108,47 @@ TEST(AnalyzeSplit, APipeReadInPartsGivesTheIncidentsOfTheFile) {
   EXPECT_EQ(FromPipe(4), file);
 }
 
+// 40 MB of a server's noise after its banner, with a crash every 4 MB: a pipe read in parts
+// gives every incident the version the banner showed, as the file read by one thread does (the
+// parts after the first never see the banner).
+TEST(AnalyzeSplit, APipeReadInPartsGivesEveryIncidentTheVersionsShownBefore) {
+  fs::create_directories(Dir());
+  const fs::path p = Dir() / "banner.log";
+  {
+    std::ofstream f(p, std::ios::binary);
+    f << "INFO 11-02 09:14:50 api_server.py:528] vLLM API server version 0.6.3\n";
+    const std::string noise =
+        "[2026-11-02 09:14:51 TP0] Decode batch. #running-req: 12, #token: 4096, token usage: 0.42\n";
+    uint64_t next_crash = 1u << 20;
+    for (uint64_t written = 0; written < (40u << 20); written += noise.size()) {
+      if (written >= next_crash) {
+        f << "Traceback (most recent call last):\n  File \"/srv/main.py\", line 3, in <module>\n"
+          << "    run()\nRuntimeError: FlashInfer requires GPUs with sm75 or higher\n";
+        next_crash += 4u << 20;
+      }
+      f << noise;
+    }
+  }
+  const std::string args = " analyze --json --no-store --service big --threads ";
+  const std::string file = Report(
+      RunCommand(Env() + ShellQuote(TriageBinary()) + args + "1 " + ShellQuote(p.string()) +
+                 " 2>/dev/null"),
+      p.string());
+  const std::string pipe =
+      Report(RunCommand("cat " + ShellQuote(p.string()) + " | " + Env() +
+                        ShellQuote(TriageBinary()) + args + "3 2>/dev/null"),
+             "-");
+  auto with_version = [](const std::string& report) {
+    const std::string version = "{\"package\":\"vllm\",\"version\":\"0.6.3\"";
+    size_t n = 0;
+    for (size_t at = 0; (at = report.find(version, at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  EXPECT_EQ(IncidentsIn(file), 10u);
+  EXPECT_EQ(with_version(file), 10u);
+  EXPECT_EQ(with_version(pipe), 10u);
+  EXPECT_TRUE(pipe == file) << "the pipe's report differs from the file's";
+}
+
 }  // namespace
 }  // namespace corpus_test

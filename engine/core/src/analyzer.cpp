@@ -241,7 +241,6 @@ struct Analyzer::Impl {
   static constexpr size_t kMaxPackages = 512;
   std::vector<Incident> closed;
   mutable MatchMemo memo;  // the texts met before
-  uint64_t last_line = 0;  // the last line of the events read
   uint64_t event_seq = 0;
   size_t max_hits_per_window = 2000;
   // A service failing without pause keeps one window open: its first failures are kept (they
@@ -529,7 +528,6 @@ struct Analyzer::Impl {
   void Add(const ingest::Event& ev, std::string_view source_name) {
     EventContext e(ev);
     e.seq = ++event_seq;
-    last_line = std::max(last_line, ev.last_line);
     e.stream = std::to_string(ev.source) + "|" + (ev.process ? *ev.process : std::string());
     e.source = source_name;
     e.actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
@@ -1095,13 +1093,18 @@ void CarryVersions(const RuleSet& rules, const std::vector<PackageVersion>& earl
   MatchKnownBugs(rules, incident);
 }
 
-bool Analyzer::holds_signals_before(uint64_t line) const {
-  // A signal joins a failure of its source at most kSignalLines lines after it (AddFailure,
-  // EndSource): one further back than that from the last line read can change nothing.
-  const uint64_t last = impl_->last_line;
-  return std::any_of(impl_->pending.begin(), impl_->pending.end(), [&](const Impl::Pending& p) {
-    return p.rec.hit.line < line && p.rec.hit.line + Impl::kSignalLines >= last;
+bool Analyzer::holds_for_lines_after(uint64_t read, uint64_t cut) const {
+  // A window idle for kIdleLines lines past its last failure is closed by the next event of its
+  // source before that event is added (Clocks, CloseIdle): no line after `read` joins it then,
+  // and closing it now gives the same incident. A signal joins a failure of its source at most
+  // kSignalLines lines after it (AddFailure, EndSource), whatever the times say.
+  const bool open = std::any_of(impl_->windows.begin(), impl_->windows.end(), [&](const auto& w) {
+    return read <= w.last_failure_line + Impl::kIdleLines;
   });
+  return open ||
+         std::any_of(impl_->pending.begin(), impl_->pending.end(), [&](const Impl::Pending& p) {
+           return p.rec.hit.line < cut && p.rec.hit.line + Impl::kSignalLines > read;
+         });
 }
 
 bool Analyzer::wants_benign() const {
