@@ -27,6 +27,7 @@
 #include "args.h"
 #include "command.h"
 #include "live.h"
+#include "split.h"
 #include "time_selection.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/config.h"
@@ -84,6 +85,15 @@ ingest::IngestOptions IngestOptionsOf(const Settings& s) {
   ingest::IngestOptions io;
   io.zone = s.timezone;
   return io;
+}
+
+// The analyzer's options of every input.
+core::AnalyzerOptions AnalyzerOptionsOf(const Settings& s) {
+  core::AnalyzerOptions opts;
+  if (s.service) opts.service = *s.service;
+  if (s.host) opts.host = *s.host;
+  opts.quiet_gap_seconds = s.quiet_gap_seconds;
+  return opts;
 }
 
 // What one input produced.
@@ -147,11 +157,7 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
     out.error = src.status().message();
     return out;
   }
-  core::AnalyzerOptions opts;
-  if (s.service) opts.service = *s.service;
-  if (s.host) opts.host = *s.host;
-  opts.quiet_gap_seconds = s.quiet_gap_seconds;
-  core::Analyzer analyzer(rules, opts);
+  core::Analyzer analyzer(rules, AnalyzerOptionsOf(s));
   const std::string name = (*src)->name();
   ingest::IngestOptions io = IngestOptionsOf(s);
   TimeSelection select(s.since, s.until);
@@ -223,35 +229,20 @@ struct SplitPart {
   std::vector<core::PackageVersion> versions;  // the versions it showed (Analyzer::VersionsShown)
 };
 
-// The parts' incidents numbered as in the whole file, each incident once, in line order.
-// `cut_short`: a part found the file cut short; the parts after it are left out.
-// A part's incidents are given the package versions the parts before it showed.
+// The parts' incidents numbered as in the whole file, each incident once, in line order
+// (PartJoin, which also gives a part's incidents the package versions the parts before it
+// showed). `cut_short`: a part found the file cut short; the parts after it are left out.
 FileResult JoinParts(const core::RuleSet& rules, std::vector<SplitPart>& parts, bool& cut_short) {
   FileResult result;
-  uint64_t offset = 0, covered = 0;
-  std::vector<core::PackageVersion> earlier;
+  PartJoin join(rules);
   cut_short = false;
   for (size_t k = 0; k < parts.size() && !cut_short; ++k) {
     // A part that found the file cut short framed fewer lines than its range held, so the parts
     // after it cannot be numbered: their incidents are left out.
     cut_short = parts[k].cut_short;
-    for (auto& inc : parts[k].incidents) {
-      core::ShiftLines(inc, offset);
-      // Failures up to where the part before stopped are that part's (it stopped only with
-      // every incident closed); a warning before that point may still open this part's.
-      if (k > 0 && inc.failure_line <= covered) continue;
-      core::CarryVersions(rules, earlier, inc);
+    for (auto& inc : join.Add(std::move(parts[k].incidents), parts[k].lines_in_range,
+                              parts[k].lines_covered, std::move(parts[k].versions)))
       result.incidents.push_back(std::move(inc));
-    }
-    for (auto& v : parts[k].versions) {
-      v.line += offset;
-      auto same = std::find_if(earlier.begin(), earlier.end(),
-                               [&](const core::PackageVersion& e) { return e.package == v.package; });
-      if (same != earlier.end()) *same = std::move(v);
-      else earlier.push_back(std::move(v));
-    }
-    covered = std::max(covered, offset + parts[k].lines_covered);
-    offset += parts[k].lines_in_range;
   }
   std::stable_sort(result.incidents.begin(), result.incidents.end(),
                    [](const core::Incident& a, const core::Incident& b) {
@@ -309,50 +300,33 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
   std::vector<SplitPart> out(n);
   auto run = [&](size_t k) {
     SplitPart& part = out[k];
-    core::AnalyzerOptions opts;
-    if (s.service) opts.service = *s.service;
-    if (s.host) opts.host = *s.host;
-    opts.quiet_gap_seconds = s.quiet_gap_seconds;
-    core::Analyzer analyzer(rules, opts);
     ingest::IngestOptions io = IngestOptionsOf(s);
-    rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
     io.reference_time = int64_t(st.st_mtime);  // the year of a year-less time, as a whole read has it
-    ingest::EventStream stream(source_id, io, [&](ingest::Event&& ev) {
-      analyzer.Add(ev, path);
-      for (auto& i : analyzer.TakeClosed()) part.incidents.push_back(std::move(i));
-    });
+    PartAnalysis analysis(rules, AnalyzerOptionsOf(s), path, source_id, io);
     RangeReader reader(fd);
     uint64_t pos = cut[k];
     while (pos < cut[k + 1]) {
       const std::string_view chunk = reader.Read(pos, size_t(cut[k + 1] - pos), cut[k + 1]);
       if (chunk.empty()) break;
-      stream.Feed(chunk);
+      analysis.Feed(chunk);
       progress.Add(chunk.size());
       pos += chunk.size();
     }
     // The part ends at a line start (or the end of the file), so the lines framed so far are
     // its newlines (unless the file was cut short under it: then no part after it is used).
-    part.lines_in_range = stream.counters().lines;
-    part.lines_covered = part.lines_in_range;
-    // On past the part's end, a line at a time, while an incident or an event is still open.
-    while (pos < size && !reader.cut_short() && (analyzer.has_open_incident() || !stream.idle())) {
-      const std::string_view chunk = reader.Read(pos, size_t(size - pos), size);
-      size_t used = 0;
-      while (used < chunk.size() && (analyzer.has_open_incident() || !stream.idle())) {
-        const void* nl = std::memchr(chunk.data() + used, '\n', chunk.size() - used);
-        const size_t end = nl ? size_t(static_cast<const char*>(nl) - chunk.data()) + 1 : chunk.size();
-        stream.Feed(chunk.substr(used, end - used));
-        if (nl) ++part.lines_covered;
-        used = end;
-      }
+    analysis.EndRange();
+    // On past the part's end, a line at a time, while it holds what the lines after may join.
+    while (pos < size && !reader.cut_short() && analysis.Open()) {
+      const size_t used = analysis.FeedWhileOpen(reader.Read(pos, size_t(size - pos), size));
       if (used == 0) break;
       pos += used;
     }
-    stream.Finish();
+    part.lines_in_range = analysis.lines_in_range();
+    part.lines_covered = analysis.lines();
     part.cut_short = reader.cut_short();
-    if (k + 1 == n && !part.cut_short) analyzer.EndSource(source_id, stream.counters().lines);
-    for (auto& i : analyzer.Finish()) part.incidents.push_back(std::move(i));
-    part.versions = analyzer.VersionsShown();
+    // A part read to the end of the file ends with it, as one analyzer would.
+    part.incidents = analysis.Finish(pos >= size && !part.cut_short);
+    part.versions = analysis.analyzer().VersionsShown();
   };
   std::vector<std::thread> pool;
   for (size_t k = 1; k < n; ++k) pool.emplace_back(run, k);
@@ -419,8 +393,9 @@ class StopSignals {
   struct sigaction old_int_ {}, old_term_ {};
 };
 
-int AnalyzeLive(const std::vector<std::string>& inputs, const std::shared_ptr<const core::RuleSet>& rules,
-                const Settings& s, const core::Config& config, bool exit_code_flag) {
+int AnalyzeLive(const std::vector<std::string>& inputs,
+                const std::shared_ptr<const core::RuleSet>& rules, const Settings& s,
+                const core::Config& config, bool exit_code_flag, unsigned threads) {
   const bool color = s.color;
   int exit_code = kExitOk;
   size_t found = 0;
@@ -452,14 +427,12 @@ int AnalyzeLive(const std::vector<std::string>& inputs, const std::shared_ptr<co
     PrintError(input, why);
     if (failed) exit_code = kExitUsage;
   };
-  core::AnalyzerOptions opts;
-  if (s.service) opts.service = *s.service;
-  if (s.host) opts.host = *s.host;
-  opts.quiet_gap_seconds = s.quiet_gap_seconds;
+  const core::AnalyzerOptions opts = AnalyzerOptionsOf(s);
   LiveSettings live;
   live.since = s.since;
   live.until = s.until;
   live.zone = s.timezone;
+  live.threads = threads;
   Status st = RunLive(inputs, rules, opts, live, g_stop, cb);
   if (!st.ok()) {
     PrintError("analyze", st.message());
@@ -649,7 +622,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
 
-  if (live) return AnalyzeLive(inputs, loaded.rules, s, *config, args.Has("exit-code"));
+  if (live) return AnalyzeLive(inputs, loaded.rules, s, *config, args.Has("exit-code"), threads);
 
   // Progress: only on a terminal, only when the inputs are large enough to wait for.
   uint64_t total = 0;

@@ -6,12 +6,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <thread>
 
+#include "pipe_split.h"
+#include "split.h"
 #include "time_selection.h"
 #include "triage/core/rules.h"
 #include "triage/ingest/pipeline.h"
@@ -26,52 +30,70 @@ using Emit = std::function<void(core::Incident&&)>;
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // One open stream's analysis: one EventStream for all of it (its line numbers run on), and an
-// analyzer per stretch between two closings.
+// analyzer per stretch between two closings (a PartAnalysis). Stdin may be read by several
+// parts at once while it delivers in bulk (LiveSettings::threads, pipe_split.h): the parts'
+// incidents are joined in input order (PartJoin) and the timing rules wait until it is read live
+// again.
 class LiveStream {
  public:
-  LiveStream(std::shared_ptr<const core::RuleSet> rules, core::AnalyzerOptions options, std::string name,
-             const LiveSettings& settings)
+  LiveStream(std::shared_ptr<const core::RuleSet> rules, core::AnalyzerOptions options,
+             std::string name, const LiveSettings& settings, bool may_split)
       : rules_(std::move(rules)),
         options_(std::move(options)),
         name_(std::move(name)),
         settings_(settings),
-        select_(settings.since, settings.until) {
-    analyzer_ = std::make_unique<core::Analyzer>(rules_, options_);
-    ingest::IngestOptions io;
-    io.zone = settings.zone;
-    if (!select_.active()) {
-      rules_->UsePrefilter(io, *analyzer_, rules_->MakeLineFinder());
-      // The prefilter asks the analyzer in force, not the first one.
-      io.keep_weak = [this] { return analyzer_->wants_benign(); };
-    }
-    stream_ = std::make_unique<ingest::EventStream>(0, std::move(io), [this](ingest::Event&& ev) {
-      if (!select_.Keep(ev)) return;
-      if (!fatal_seen_)
-        for (const auto& hit : rules_->Match(ev, core::MatchScope::kDecisive))
-          fatal_seen_ = fatal_seen_ || rules_->signatures()[size_t(hit.signature)].fatal;
-      analyzer_->Add(ev, name_);
-      for (auto& inc : analyzer_->TakeClosed()) closed_.push_back(std::move(inc));
-    });
+        select_(settings.since, settings.until),
+        may_split_(may_split && settings.threads > 1 && !select_.active()),
+        join_(*rules_) {
+    GoOnWith(NewPart());
   }
   LiveStream(const LiveStream&) = delete;
   LiveStream& operator=(const LiveStream&) = delete;
 
-  void Feed(std::string_view bytes, Clock::time_point now) {
-    stream_->Feed(bytes);
+  // Where the next read may go (pipe_split.h: a split run takes it where it is read); empty:
+  // anywhere.
+  std::span<char> ReadSpace() {
+    return split_ && split_->running() ? split_->ReadSpace() : std::span<char>();
+  }
+
+  // Bytes read at `now`; `more`: the input had more waiting right after.
+  void Feed(std::string_view bytes, Clock::time_point now, bool more) {
     last_data_ = now;
+    if (split_ && split_->running()) {
+      split_->Add(bytes);
+      last_data_ = std::max(now, Clock::now());  // Add may have waited for the parts
+      return;
+    }
+    bulk_streak_ = more ? bulk_streak_ + bytes.size() : 0;
+    const size_t nl = bytes.rfind('\n');
+    if (may_split_ && bulk_streak_ >= LiveSettings::kBulkBytes && nl != std::string_view::npos) {
+      // Split from the next line on: the stream read so far is the first part.
+      part_->Feed(bytes.substr(0, nl + 1));
+      StartSplit();
+      split_->Add(bytes.substr(nl + 1));
+      return;
+    }
+    part_->Feed(bytes);
   }
 
   // What has closed by `now`, the closings by quiet included.
   void Poll(Clock::time_point now, const Emit& emit) {
     const double quiet = Seconds(now - last_data_);
+    if (split_ && split_->running()) {
+      EmitJoined(emit);
+      if (quiet < LiveSettings::kBulkQuietSeconds) return;
+      GoOnWith(split_->Stop(/*ended=*/false));
+      EmitJoined(emit);
+    }
+    if (!part_) return;
     if (quiet >= settings_.traceback_settle_seconds) {
-      if (!stream_->idle()) stream_->Flush();
+      if (!part_->stream().idle()) part_->stream().Flush();
       // Quiet for the settle time, the stream is read as ending here: an error line that ends
       // it is its failure, as in the file analysed whole (nothing changes when none does).
-      if (!analyzer_->has_open_incident() && !analyzer_->idle()) EndSourceHere();
+      if (!part_->analyzer().has_open_incident() && !part_->analyzer().idle()) EndSourceHere();
     }
     TakeClosed(emit);
-    if (!analyzer_->has_open_incident()) {
+    if (!part_->analyzer().has_open_incident()) {
       open_since_.reset();
       fatal_seen_ = false;
       return;
@@ -85,34 +107,85 @@ class LiveStream {
   // The input is over (it ended, was stopped, rotated away or cut): what was read ends here, as
   // a file analysed whole ends, so its last words may be its failure.
   void End(const Emit& emit) {
-    stream_->Finish();
+    if (split_ && split_->running()) {
+      split_->Stop(/*ended=*/true);
+      EmitJoined(emit);
+      return;
+    }
+    if (!part_) return;
+    part_->stream().Finish();
     TakeClosed(emit);
     EndSourceHere();
-    for (auto& inc : analyzer_->Finish()) emit(std::move(inc));
+    EmitKept(part_->analyzer().Finish(), emit);
   }
 
  private:
-  // The analyzer told that the stream ends at its last line, once per line count.
-  void EndSourceHere() {
-    const uint64_t lines = stream_->counters().lines;
-    if (ended_at_ == lines) return;
-    ended_at_ = lines;
-    analyzer_->EndSource(0, lines);
+  std::unique_ptr<PartAnalysis> NewPart(const ingest::FindLines& finder = {},
+                                        int64_t seen_time = 0) const {
+    ingest::IngestOptions io;
+    io.zone = settings_.zone;
+    io.seen_time = seen_time;
+    return std::make_unique<PartAnalysis>(rules_, options_, name_, 0, std::move(io),
+                                          !select_.active(), finder);
   }
 
-  void TakeClosed(const Emit& emit) {
-    for (auto& inc : closed_) emit(std::move(inc));
-    closed_.clear();
+  // `part` read live from here (the stream's first part, or the one a split run left reading).
+  void GoOnWith(std::unique_ptr<PartAnalysis> part) {
+    part_ = std::move(part);
+    ended_at_.reset();
+    open_since_.reset();
+    fatal_seen_ = false;
+    bulk_streak_ = 0;
+    part_->SetFilter([this](const ingest::Event& ev) {
+      if (!select_.Keep(ev)) return false;
+      if (!fatal_seen_)
+        for (const auto& hit : rules_->Match(ev, core::MatchScope::kDecisive))
+          fatal_seen_ = fatal_seen_ || rules_->signatures()[size_t(hit.signature)].fatal;
+      return true;
+    });
+  }
+
+  void StartSplit() {
+    if (!split_)
+      split_ = std::make_unique<PipeSplit>(
+          settings_.threads, [this] { return rules_->MakeLineFinder(); },
+          [this](const ingest::FindLines& finder, int64_t seen) { return NewPart(finder, seen); });
+    part_->SetFilter(nullptr);  // read by a worker from here: nothing of this stream's
+    split_->Start(std::move(part_));
+  }
+
+  // The analyzer told that the stream ends at its last line, once per line count.
+  void EndSourceHere() {
+    const uint64_t lines = part_->lines();
+    if (ended_at_ == lines) return;
+    ended_at_ = lines;
+    part_->analyzer().EndSource(0, lines);
+  }
+
+  // Incidents of the part read live, numbered as in the stream, less those parts before it have.
+  void EmitKept(std::vector<core::Incident> incidents, const Emit& emit) {
+    for (auto& inc : incidents)
+      if (join_.Keep(inc)) emit(std::move(inc));
+  }
+
+  void TakeClosed(const Emit& emit) { EmitKept(part_->TakeClosed(), emit); }
+
+  // The incidents of the parts a split run finished, in input order.
+  void EmitJoined(const Emit& emit) {
+    for (auto& r : split_->TakeFinished())
+      for (auto& inc : join_.Add(std::move(r.incidents), r.lines_in_range, r.lines_covered,
+                                 std::move(r.versions)))
+        emit(std::move(inc));
   }
 
   // Closes what is open; `ended`: the stream went quiet (it is read as ending here), not cut
   // while it goes on.
   void EndStretch(const Emit& emit, bool ended) {
-    stream_->Flush();
+    part_->stream().Flush();
     TakeClosed(emit);
     if (ended) EndSourceHere();
-    for (auto& inc : analyzer_->Finish()) emit(std::move(inc));
-    analyzer_ = std::make_unique<core::Analyzer>(rules_, options_);
+    EmitKept(part_->analyzer().Finish(), emit);
+    part_->NewAnalyzer();
     open_since_.reset();
     fatal_seen_ = false;
   }
@@ -122,13 +195,15 @@ class LiveStream {
   std::string name_;
   const LiveSettings& settings_;
   TimeSelection select_;
-  std::unique_ptr<core::Analyzer> analyzer_;
-  std::unique_ptr<ingest::EventStream> stream_;
-  std::vector<core::Incident> closed_;
+  const bool may_split_;
+  std::unique_ptr<PartAnalysis> part_;  // read live; null while a split run reads the stream
+  PartJoin join_;
   Clock::time_point last_data_ = Clock::now();
   std::optional<Clock::time_point> open_since_;  // since when a failure has been open
   bool fatal_seen_ = false;
   std::optional<uint64_t> ended_at_;  // the line count the analyzer was last told ends it
+  uint64_t bulk_streak_ = 0;          // bytes read in a row with more waiting
+  std::unique_ptr<PipeSplit> split_;  // last: its workers make parts of the members above
 };
 
 // One input: stdin or a named pipe (read until it ends), or a followed file.
@@ -161,7 +236,11 @@ class Follower {
     if (path == "-") {
       in->fd = 0;
       in->stream_like = true;
-      in->live = NewStream(path);
+      // A pipe that may be read in bulk gives more a read (Linux; elsewhere, or not a pipe: no-op).
+#ifdef F_SETPIPE_SZ
+      if (settings_.threads > 1) ::fcntl(0, F_SETPIPE_SZ, 1 << 20);
+#endif
+      in->live = NewStream(path, /*may_split=*/true);
     } else {
       Open(*in, /*report_missing=*/true);
     }
@@ -224,8 +303,8 @@ class Follower {
   }
 
  private:
-  std::unique_ptr<LiveStream> NewStream(const std::string& name) {
-    return std::make_unique<LiveStream>(rules_, options_, name, settings_);
+  std::unique_ptr<LiveStream> NewStream(const std::string& name, bool may_split = false) {
+    return std::make_unique<LiveStream>(rules_, options_, name, settings_, may_split);
   }
 
   // Opens a followed path; a named pipe or character device is read as a stream.
@@ -273,7 +352,10 @@ class Follower {
 
   // One read of a stream that poll found readable; true when bytes came.
   bool ReadStream(Input& in, Clock::time_point now) {
-    const ssize_t r = ::read(in.fd, buf_.data(), buf_.size());
+    std::span<char> into = in.live->ReadSpace();
+    if (into.empty()) into = std::span<char>(buf_);
+    into = into.first(std::min(into.size(), buf_.size()));
+    const ssize_t r = ::read(in.fd, into.data(), into.size());
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) return false;
       cb_.error(in.path, std::string("read failed: ") + std::strerror(errno), true);
@@ -286,7 +368,11 @@ class Follower {
       in.done = true;
       return false;
     }
-    in.live->Feed(std::string_view(buf_.data(), size_t(r)), now);
+    // Whether the writer is ahead: the read filled the buffer, or more is waiting already.
+    pollfd p{in.fd, POLLIN, 0};
+    const bool more =
+        size_t(r) == into.size() || (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0);
+    in.live->Feed(std::string_view(into.data(), size_t(r)), now, more);
     return true;
   }
 
@@ -308,7 +394,7 @@ class Follower {
         return got;
       }
       if (r == 0) break;
-      in.live->Feed(std::string_view(buf_.data(), size_t(r)), now);
+      in.live->Feed(std::string_view(buf_.data(), size_t(r)), now, false);
       in.offset += uint64_t(r);
       budget -= size_t(r);
       got = true;

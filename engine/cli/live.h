@@ -43,6 +43,13 @@ struct LiveSettings {
   std::optional<std::string> since, until;
   // The zone of times without one (the `[analyze] timezone` setting, IngestOptions::zone).
   std::optional<int32_t> zone;
+  // Threads that may read stdin at once (pipe_split.h): while the pipe delivers faster than one
+  // analyzer reads (it keeps bytes waiting for kBulkBytes in a row), what it gives is split
+  // between them as a file is, and read live again once it is quiet for kBulkQuietSeconds; its
+  // incidents are then handed on as the parts are joined, in input order. 1: one part, live.
+  unsigned threads = 1;
+  static constexpr uint64_t kBulkBytes = 4u << 20;
+  static constexpr double kBulkQuietSeconds = 0.3;
 };
 
 struct LiveCallbacks {

@@ -158,8 +158,12 @@ void WrapperTimeInUtc(std::string_view t, OptionalString& out) {
   s.push_back('Z');
 }
 
-LogClock::LogClock(int64_t reference, std::optional<int32_t> zone)
+LogClock::LogClock(int64_t reference, std::optional<int32_t> zone, int64_t seen)
     : fallback_(reference != 0 ? reference : int64_t(std::time(nullptr))) {
+  if (seen != 0) {
+    have_full_ = reference_done_ = true;
+    reference_ = seen;
+  }
   if (zone) {
     zone_given_ = zone_known_ = true;
     offset_ = *zone;
@@ -181,6 +185,13 @@ void LogClock::Remember(std::string_view full, bool own) {
   // A full time the log wrote itself says which year it is: a year worked out before for the
   // year-less times of a day may have been a guess from the file's time.
   if (own && last_year_ != 0 && Num(full, 0, 4) != last_year_) last_year_ = 0;
+}
+
+int64_t LogClock::LastFullTime() const {
+  if (!have_full_) return 0;
+  if (reference_done_) return reference_;
+  int64_t s = 0;
+  return IsoToEpoch(std::string_view(last_full_, 19), s) ? s : 0;
 }
 
 int64_t LogClock::Reference() {

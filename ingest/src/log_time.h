@@ -48,7 +48,10 @@ class LogClock {
   // `reference`: seconds since the epoch to take a year from before the source shows one (0:
   // now). `zone`: seconds east of UTC of the times that carry no zone (the timezone setting);
   // nullopt: learned from the wrapper's clock, else none.
-  explicit LogClock(int64_t reference, std::optional<int32_t> zone = std::nullopt);
+  // `seen`: seconds since the epoch of the last full time the source showed before this clock's
+  // first line (0: none), taken as if read (it wins over `reference`).
+  explicit LogClock(int64_t reference, std::optional<int32_t> zone = std::nullopt,
+                    int64_t seen = 0);
 
   // How many lines that carry both a time without a zone and a wrapper's time the zone is
   // learned from.
@@ -86,6 +89,8 @@ class LogClock {
 
   // How the times without a zone read so far were read.
   const LogZone& zone() const { return zone_; }
+  // Seconds since the epoch of the last full time read (or `seen`), 0 when none.
+  int64_t LastFullTime() const;
 
  private:
   bool NormalizeSlow(std::string& s, std::string_view wrapper_time);

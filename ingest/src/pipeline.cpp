@@ -37,7 +37,7 @@ struct EventStream::Impl {
         framer(options.max_line_bytes),
         assembler(source, &sink),
         wrapper(options.max_line_bytes),
-        clock(options.reference_time, options.zone) {}
+        clock(options.reference_time, options.zone, options.seen_time) {}
 
   // The source's first lines decide its wrapper, before they are framed (so that the skip path
   // already knows it): shown to the wrapper as they come, a line cut in two by a chunk's end
@@ -326,6 +326,8 @@ void EventStream::Flush() {
 }
 
 bool EventStream::assembling() const { return !impl_->assembler.idle(); }
+
+int64_t EventStream::seen_time() const { return impl_->clock.LastFullTime(); }
 
 const IngestCounters& EventStream::counters() const { return impl_->counters; }
 

@@ -43,6 +43,22 @@ TEST(LogClock, AYearlessTimeTakesTheFilesYearAndIsNotAfterTheFile) {
   EXPECT_EQ(Norm(d, "--12-20T08:00:00"), "2025-12-20T08:00:00");
 }
 
+TEST(LogClock, AYearlessTimeTakesTheYearTheLinesBeforeItShowed) {
+  // A part of a split input: the part before it read "2024-06-01T10:00:00" last.
+  int64_t seen = 0;
+  ASSERT_TRUE(detail::IsoToEpoch("2024-06-01T10:00:00", seen));
+  detail::LogClock c(kDec5, std::nullopt, seen);
+  EXPECT_EQ(c.LastFullTime(), seen);
+  EXPECT_EQ(Norm(c, "--06-01T10:05:00"), "2024-06-01T10:05:00");
+  // The time read last is the next one's reference.
+  Norm(c, "2025-01-02T03:04:05");
+  int64_t later = 0;
+  ASSERT_TRUE(detail::IsoToEpoch("2025-01-02T03:04:05", later));
+  EXPECT_EQ(c.LastFullTime(), later);
+  EXPECT_EQ(Norm(c, "--01-02T03:05:00"), "2025-01-02T03:05:00");
+  EXPECT_EQ(detail::LogClock(kDec5).LastFullTime(), 0);
+}
+
 TEST(LogClock, ALogRunsOnIntoTheNextYear) {
   detail::LogClock c(kDec5);
   Norm(c, "2026-12-31T23:59:58Z");

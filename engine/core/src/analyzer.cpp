@@ -1093,6 +1093,20 @@ void CarryVersions(const RuleSet& rules, const std::vector<PackageVersion>& earl
   MatchKnownBugs(rules, incident);
 }
 
+bool Analyzer::holds_for_lines_after(uint64_t read, uint64_t cut) const {
+  // A window idle for kIdleLines lines past its last failure is closed by the next event of its
+  // source before that event is added (Clocks, CloseIdle): no line after `read` joins it then,
+  // and closing it now gives the same incident. A signal joins a failure of its source at most
+  // kSignalLines lines after it (AddFailure, EndSource), whatever the times say.
+  const bool open = std::any_of(impl_->windows.begin(), impl_->windows.end(), [&](const auto& w) {
+    return read <= w.last_failure_line + Impl::kIdleLines;
+  });
+  return open ||
+         std::any_of(impl_->pending.begin(), impl_->pending.end(), [&](const Impl::Pending& p) {
+           return p.rec.hit.line < cut && p.rec.hit.line + Impl::kSignalLines > read;
+         });
+}
+
 bool Analyzer::wants_benign() const {
   for (const auto& w : impl_->windows)
     if (!w.definitive) return true;

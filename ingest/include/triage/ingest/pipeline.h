@@ -84,6 +84,11 @@ struct IngestOptions {
   // year from until the source shows a full date: the file's modification time (IngestSource
   // takes the source's own when this is 0). 0: now. SOURCE_DATE_EPOCH, when set, wins over both.
   int64_t reference_time = 0;
+  // Seconds since the epoch of the last full time the source showed before the bytes this
+  // stream is fed (EventStream::seen_time() of the stream that read them: a part of a split
+  // input); year-less times take their year from it until the source shows another, before
+  // reference_time and SOURCE_DATE_EPOCH. 0: none.
+  int64_t seen_time = 0;
   // Seconds east of UTC of the times that carry no zone (the `[analyze] timezone` setting);
   // nullopt: the offset the wrapper's clock shows against the lines' own, else UTC
   // (docs/log-formats.md, "Times").
@@ -125,6 +130,8 @@ class EventStream {
   // the event has not reached the sink (Flush hands it over).
   bool assembling() const;
   const IngestCounters& counters() const;
+  // Seconds since the epoch of the last full time read (IngestOptions::seen_time), 0 when none.
+  int64_t seen_time() const;
   // True when the stream holds nothing of what it was fed: no partial line, no open multi-line
   // event, no event held back. A new stream started at this byte yields the same events from
   // here on as this one would (the daemon only checkpoints at such bytes).

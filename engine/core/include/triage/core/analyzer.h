@@ -94,6 +94,14 @@ class Analyzer {
   // package. A caller that splits one input between analyzers gives a part's incidents the
   // versions the parts before it showed (CarryVersions).
   std::vector<PackageVersion> VersionsShown() const;
+  // True while a line after `read` (the last line of its one source read, no event of it still
+  // being assembled) may still change what it holds: an open incident that a failure may still
+  // join (one whose last failure lies more than the idle reach before it closes as it is at
+  // the next event), or a signal of a line before `cut` that a failure may still join (a signal
+  // reaches so many lines of its source). A caller that splits one input reads on past a cut
+  // until this is false, so that a failure after the cut finds the signals before it and the
+  // incident it belongs to, as one analyzer would.
+  bool holds_for_lines_after(uint64_t read, uint64_t cut) const;
 
  private:
   struct Impl;
