@@ -39,6 +39,7 @@ class LiveStream {
     analyzer_ = std::make_unique<core::Analyzer>(rules_, options_);
     ingest::IngestOptions io;
     io.zone = settings.zone;
+    if (auto job = ingest::JobPathOf(name_)) io.source_process = job->process;
     if (!select_.active()) {
       rules_->UsePrefilter(io, *analyzer_, rules_->MakeLineFinder());
       // The prefilter asks the analyzer in force, not the first one.
