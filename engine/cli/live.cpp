@@ -125,6 +125,7 @@ class LiveStream {
     ingest::IngestOptions io;
     io.zone = settings_.zone;
     io.seen_time = seen_time;
+    if (auto job = ingest::JobPathOf(name_)) io.source_process = job->process;
     return std::make_unique<PartAnalysis>(rules_, options_, name_, 0, std::move(io),
                                           !select_.active(), finder);
   }

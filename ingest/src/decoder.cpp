@@ -214,6 +214,11 @@ struct Envelope {
   size_t time_len = 0;
   size_t msg = 0;  // offset of the message in the parsed text
   bool header = false;
+  char made[16];   // a process name made from a launcher's rank tag (SetRank); `process` views it
+
+  Envelope() = default;
+  Envelope(const Envelope&) = delete;  // `process` may point into `made`
+  Envelope& operator=(const Envelope&) = delete;
 
   void SetLevel(Level l) {
     if (l && !level) level = l;
@@ -224,6 +229,16 @@ struct Envelope {
       process = p;
       has_process = true;
     }
+  }
+  // A launcher's tag that numbers a rank (srun --label's "3: ", Open MPI's "[1,3]<stdout>:",
+  // Hydra's "[3] "): the process is "rank3", as PyTorch's own "[rank3]:" names it, so that one
+  // name reaches the analyzer whichever launcher wrote it. `digits` are 1 to 9 decimal digits.
+  void SetRank(std::string_view digits) {
+    if (has_process) return;
+    std::memcpy(made, "rank", 4);
+    std::memcpy(made + 4, digits.data(), digits.size());
+    process = std::string_view(made, 4 + digits.size());
+    has_process = true;
   }
   void TimeAppend(std::string_view part) {
     size_t n = std::min(part.size(), sizeof time - time_len);
@@ -448,6 +463,67 @@ size_t AfterIso(std::string_view s, size_t e, Envelope& env) {
   return w;
 }
 
+// ctime(3)'s form, "Sun Nov  2 07:06:01 2026", at s[i] (dmesg -T, Open MPI's
+// --timestamp-output): its time into `env`; returns its end, or npos (`env` untouched).
+size_t ParseCtime(std::string_view s, size_t i, Envelope& env) {
+  if (!IsWeekday(s, i) || !At(s, i + 3, ' ')) return npos;
+  const int month = MonthIndex(s, i + 4);
+  if (month <= 0 || !At(s, i + 7, ' ')) return npos;
+  size_t d = i + 8;
+  if (At(s, d, ' ')) ++d;
+  const size_t ds = d;
+  while (d < s.size() && IsDigit(s[d])) ++d;
+  if (d == ds || d - ds > 2 || !At(s, d, ' ')) return npos;
+  const int day = DigitsValue(s, ds, d - ds);
+  Envelope clock;
+  const size_t ce = ParseClock(s, d + 1, &clock);
+  if (ce == npos || !At(s, ce, ' ') || !Digits(s, ce + 1, 4)) return npos;
+  env.time_len = 0;
+  env.TimeAppend(s.substr(ce + 1, 4));
+  const char md[7] = {'-', static_cast<char>('0' + month / 10), static_cast<char>('0' + month % 10), '-',
+                      static_cast<char>('0' + day / 10), static_cast<char>('0' + day % 10), 'T'};
+  env.TimeAppend(std::string_view(md, 7));
+  env.TimeAppend(std::string_view(clock.time, clock.time_len));
+  env.header = true;
+  return ce + 5;
+}
+
+// The decimal digits of a rank: 1 to 9 of them, the whole of `s`.
+bool RankDigits(std::string_view s) { return !s.empty() && s.size() <= 9 && Digits(s, 0, s.size()); }
+
+// Open MPI's (and PRRTE's) stream tag after its rank tag or timestamp: "<stdout>:", "<stderr>:",
+// "<stddiag>:" at s[i]; returns where the process's line starts (as written: no space is
+// added), or npos.
+size_t StreamTagEnd(std::string_view s, size_t i) {
+  for (std::string_view tag : {"<stdout>:", "<stderr>:", "<stddiag>:"})
+    if (StartsWithAt(s, i, tag)) return i + tag.size();
+  return npos;
+}
+
+// srun --label: the task's rank, padded with spaces to the width of the largest, then ": ", at
+// the start of the line ("0: ...", " 3: ...", "12: ..."); returns where the task's line starts.
+size_t ParseSrunLabel(std::string_view s, Envelope& env) {
+  const size_t b = SkipAll(s, 0);
+  size_t d = b;
+  while (d < s.size() && IsDigit(s[d])) ++d;
+  if (d == b || d - b > 6 || !At(s, d, ':')) return npos;
+  if (d + 1 < s.size() && s[d + 1] != ' ') return npos;
+  env.SetRank(s.substr(b, d - b));
+  return std::min(s.size(), d + 2);
+}
+
+// pdsh (DeepSpeed's multi-node launcher) puts the host's name and ": " before each line of a
+// node: "worker-1: [rank3]: ...", "worker-1: [2026-12-06 09:14:03,120] [INFO] ...". Taken only
+// where a rank's prefix or a bracketed date follows, so that "error: [Errno 2] ..." stays prose.
+size_t ParsePdshHost(std::string_view s, size_t e, Envelope& env) {
+  if (e == 0 || e > 64 || !StartsWithAt(s, e, ": [")) return npos;
+  if (LevelName(s.substr(0, e), false)) return npos;
+  const size_t b = e + 3;
+  if (!(StartsWithAt(s, b, "rank") || StartsWithAt(s, b, "default") || Digits(s, b, 4))) return npos;
+  env.host = s.substr(0, e);
+  return e + 2;
+}
+
 // "[...]" prefixes.
 size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
   size_t close = FindWithin(s, ']', i + 1, 160);
@@ -459,6 +535,21 @@ size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
     env.SetProcess(in);
     if (At(s, after, ':')) ++after;
     return SkipOne(s, after);
+  }
+  // Open MPI's --tag-output: "[<job>,<rank>]<stdout>:" (the job's local id, then the rank).
+  if (size_t comma = in.find(','); comma != npos && comma > 0 && At(s, after, '<')) {
+    const std::string_view job = in.substr(0, comma);
+    const std::string_view rank = in.substr(comma + 1);
+    const size_t tag = StreamTagEnd(s, after);
+    if (tag != npos && RankDigits(rank) && job.find(' ') == npos) {
+      env.SetRank(rank);
+      return tag;
+    }
+  }
+  // MPICH's Hydra, -prepend-rank: "[<rank>] " at the start of the line.
+  if (i == 0 && RankDigits(in) && At(s, after, ' ')) {
+    env.SetRank(in);
+    return after + 1;
   }
   // torchrun's --tee/--redirects prefix: the role and the local rank, "[default0]:" (the role
   // is a word, "default" unless the job names it); the colon right after is part of the form,
@@ -494,30 +585,7 @@ size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
     }
   }
   // dmesg -T: [Sun Nov  2 07:06:01 2026]
-  if (IsWeekday(in, 0) && At(in, 3, ' ')) {
-    int month = MonthIndex(in, 4);
-    if (month > 0 && At(in, 7, ' ')) {
-      size_t d = 8;
-      if (At(in, d, ' ')) ++d;
-      size_t ds = d;
-      while (d < in.size() && IsDigit(in[d])) ++d;
-      if (d > ds && d - ds <= 2 && At(in, d, ' ')) {
-        int day = DigitsValue(in, ds, d - ds);
-        Envelope clock;
-        size_t ce = ParseClock(in, d + 1, &clock);
-        if (ce != npos && At(in, ce, ' ') && Digits(in, ce + 1, 4)) {
-          env.time_len = 0;
-          env.TimeAppend(in.substr(ce + 1, 4));
-          char md[7] = {'-', static_cast<char>('0' + month / 10), static_cast<char>('0' + month % 10), '-',
-                        static_cast<char>('0' + day / 10), static_cast<char>('0' + day % 10), 'T'};
-          env.TimeAppend(std::string_view(md, 7));
-          env.TimeAppend(std::string_view(clock.time, clock.time_len));
-          env.header = true;
-          return SkipOne(s, after);
-        }
-      }
-    }
-  }
+  if (ParseCtime(in, 0, env) != npos) return SkipOne(s, after);
   // c10: [W601 12:00:00.123 file.cpp:12] or [W CudaIPCTypes.cpp:16]
   if (!in.empty() && LevelLetter(in[0])) {
     size_t nd = MonthDayDigits(in, 1);
@@ -879,9 +947,25 @@ struct Decoder::Impl {
         if (next == npos) next = ParseCompactDate(s, p, env);
         if (next != npos) next = AfterIso(s, next, env);
         if (next == npos && p == 0) next = ParseClockLevel(s, p, env);
+        if (next == npos && p == 0) next = ParseSrunLabel(s, env);
         if (next == npos) next = ParseCompose(s, p, NameEnd(s, p), env);
+      } else if (c == ' ' && p == 0) {
+        next = ParseSrunLabel(s, env);
+      } else if (c == '<') {
+        next = StreamTagEnd(s, p);
       } else if (IsUpper(c)) {
-        next = ParseSyslog(s, p, env);
+        // Open MPI's --timestamp-output: ctime's form right before its tags.
+        if (IsWeekday(s, p)) {
+          Envelope t;
+          const size_t e = ParseCtime(s, p, t);
+          if (e != npos && (At(s, e, '[') || At(s, e, '<'))) {
+            std::memcpy(env.time, t.time, t.time_len);
+            env.time_len = t.time_len;
+            env.header = true;
+            next = e;
+          }
+        }
+        if (next == npos) next = ParseSyslog(s, p, env);
         if (next == npos) {
           size_t we = WordEnd(s, p);
           Level lvl = LevelName(s.substr(p, we - p), true);
@@ -921,6 +1005,8 @@ struct Decoder::Impl {
           if (e < s.size() && s[e] != ':' && s[e] != '[') {
             next = ParseCompose(s, p, e, env);
             if (next == npos) next = ParseJournald(s, p, env);
+          } else if (p == 0) {
+            next = ParsePdshHost(s, e, env);
           }
         }
       }

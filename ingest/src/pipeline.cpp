@@ -32,6 +32,7 @@ struct EventStream::Impl {
         // Each event says how its source's times without a zone were read (so far).
         sink([this](Event&& ev) {
           ev.zone = clock.zone();
+          if (!ev.process && !options.source_process.empty()) ev.process = options.source_process;
           user_sink(std::move(ev));
         }),
         framer(options.max_line_bytes),
@@ -329,6 +330,8 @@ bool EventStream::assembling() const { return !impl_->assembler.idle(); }
 
 int64_t EventStream::seen_time() const { return impl_->clock.LastFullTime(); }
 
+void EventStream::SetSourceProcess(std::string process) { impl_->options.source_process = std::move(process); }
+
 const IngestCounters& EventStream::counters() const { return impl_->counters; }
 
 bool EventStream::idle() const {
@@ -341,6 +344,8 @@ Status IngestSource(ByteSource& source, uint32_t source_id, const IngestOptions&
                     IngestCounters* counters) {
   IngestOptions with_time = options;
   if (with_time.reference_time == 0) with_time.reference_time = source.mtime();
+  if (with_time.source_process.empty())
+    if (auto job = JobPathOf(source.name())) with_time.source_process = job->process;
   EventStream stream(source_id, std::move(with_time), sink);
   // Blocks of 256 KiB: the copy from the page cache and the scans of each block stay in a
   // core's L2. Measured on a 2-core EPYC (512 KiB of L2 per core) over a 256 MiB service log:

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "elastic_error.h"
+
 namespace triage::ingest::detail {
 
 namespace {
@@ -401,6 +403,36 @@ bool ParseSyslog5424(std::string_view s, SyslogLine& out) {
   return true;
 }
 
+// "2026-11-02T09:14:51Z" from seconds since the epoch (a string of digits); false when out of
+// range.
+bool FormatSeconds(std::string_view digits, std::string& out) {
+  if (digits.empty() || digits.size() > 12) return false;
+  int64_t v = 0;
+  for (char c : digits) {
+    if (!IsDigit(c)) return false;
+    v = v * 10 + (c - '0');
+  }
+  const std::time_t secs = static_cast<std::time_t>(v);
+  std::tm tm{};
+  if (gmtime_r(&secs, &tm) == nullptr) return false;
+  char buf[40];
+  const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (n == 0) return false;
+  out.assign(buf, n);
+  return true;
+}
+
+// A torchrun error file: an object whose "message" is an object, holding the error handler's
+// "extraInfo" or the agent's "errorCode".
+bool LooksLikeElasticError(std::string_view raw) {
+  size_t i = 0;
+  while (i < raw.size() && (raw[i] == ' ' || raw[i] == '\t')) ++i;
+  if (i >= raw.size() || raw[i] != '{' || raw.find("\"message\"") == npos) return false;
+  if (raw.find("\"extraInfo\"") == npos && raw.find("\"errorCode\"") == npos) return false;
+  ElasticError e;
+  return ParseElasticError(raw, e);
+}
+
 bool LooksLikeJournal(std::string_view raw) {
   size_t i = 0;
   while (i < raw.size() && (raw[i] == ' ' || raw[i] == '\t')) ++i;
@@ -424,6 +456,8 @@ const char* WrapperKindName(WrapperKind kind) {
       return "journald-json";
     case WrapperKind::kSyslog5424:
       return "rfc5424";
+    case WrapperKind::kElasticError:
+      return "torchelastic-error";
     case WrapperKind::kNone:
       break;
   }
@@ -442,6 +476,7 @@ void WrapperReader::Probe(std::string_view raw) {
   if (ParseCri(raw, cri)) kind_ = WrapperKind::kCri;
   else if (LooksLikeJournal(raw)) kind_ = WrapperKind::kJournalJson;
   else if (ParseSyslog5424(raw, sys)) kind_ = WrapperKind::kSyslog5424;
+  else if (probed_ == 0 && LooksLikeElasticError(raw)) kind_ = WrapperKind::kElasticError;
   if (kind_ != WrapperKind::kNone || ++probed_ >= kProbeLines) probing_ = false;
 }
 
@@ -453,6 +488,8 @@ bool WrapperReader::MustPeel(std::string_view raw) const {
     }
     case WrapperKind::kJournalJson:
       return raw.find("\"MESSAGE\":[") != npos || raw.find("\"MESSAGE\" : [") != npos;
+    case WrapperKind::kElasticError:
+      return true;  // its lines are escaped inside the document
     case WrapperKind::kSyslog5424:
     case WrapperKind::kNone:
       break;
@@ -486,6 +523,8 @@ size_t WrapperReader::FindMustPeel(std::string_view lines) const {
       const size_t b = find(0, "\"MESSAGE\" : [");
       return a < b ? a : b;
     }
+    case WrapperKind::kElasticError:
+      return lines.empty() ? npos : 0;
     case WrapperKind::kSyslog5424:
     case WrapperKind::kNone:
       break;
@@ -509,6 +548,9 @@ const std::vector<WrappedRecord>& WrapperReader::Peel(const LineView& line) {
       break;
     case WrapperKind::kSyslog5424:
       PeelSyslog(line);
+      break;
+    case WrapperKind::kElasticError:
+      PeelElasticError(line);
       break;
     case WrapperKind::kNone:
       PassThrough(line);
@@ -621,6 +663,10 @@ void WrapperReader::PeelJournal(const LineView& line) {
     }
     f.process = ProcessFor(std::string_view(process_).substr(0, name_end), process_);
   }
+  EmitLines(line, f);
+}
+
+void WrapperReader::EmitLines(const LineView& line, const WrapperFields& f) {
   // One record per line of the message; a trailing newline ends the last one.
   std::string_view m = message_;
   if (!m.empty() && m.back() == '\n') m.remove_suffix(1);
@@ -639,6 +685,22 @@ void WrapperReader::PeelJournal(const LineView& line) {
     if (nl == npos) break;
     from = nl + 1;
   }
+}
+
+void WrapperReader::PeelElasticError(const LineView& line) {
+  static thread_local ElasticError e;
+  if (!ParseElasticError(line.raw, e)) {
+    PassThrough(line);
+    return;
+  }
+  // The traceback ends with the exception's line, which is the message; without one (the
+  // handler's "<N/A>", or none written), the message alone.
+  const bool callstack = !e.callstack.empty() && e.callstack.find('\n') != npos;
+  message_.swap(callstack ? e.callstack : e.message);
+  WrapperFields f;
+  if (FormatSeconds(e.timestamp, time_)) f.time = time_;
+  f.level = "ERROR";
+  EmitLines(line, f);
 }
 
 void WrapperReader::PeelSyslog(const LineView& line) {

@@ -9,6 +9,11 @@
 //                      per line, all with the physical line's number), __REALTIME_TIMESTAMP,
 //                      _HOSTNAME, SYSLOG_IDENTIFIER (else _COMM), _PID, PRIORITY, _TRANSPORT.
 //   RFC 5424 syslog    `<PRI>1 TIME HOST APP PROCID MSGID SD MSG` (RFC 3164 is the decoder's).
+//   torchrun's error   the JSON document torch.distributed.elastic's error handler writes for a
+//   file               worker that raised (TORCHELASTIC_ERROR_FILE, elastic_error.h), whatever
+//                      the file's name: the worker's traceback (py_callstack), a record a line,
+//                      else its message, at the document's timestamp and at level ERROR (the
+//                      file exists only for a worker that failed).
 //
 // The wrapper is decided once per source, from its first non-blank lines (Probe); a source whose
 // first lines show none is plain for good, and costs nothing more. In a wrapped source a line
@@ -37,9 +42,9 @@
 
 namespace triage::ingest::detail {
 
-enum class WrapperKind { kNone, kCri, kJournalJson, kSyslog5424 };
+enum class WrapperKind { kNone, kCri, kJournalJson, kSyslog5424, kElasticError };
 
-// "none", "cri", "journald-json", "rfc5424"
+// "none", "cri", "journald-json", "rfc5424", "torchelastic-error"
 const char* WrapperKindName(WrapperKind kind);
 
 struct WrapperFields {
@@ -99,6 +104,9 @@ class WrapperReader {
   void PeelCri(const LineView& line);
   void PeelJournal(const LineView& line);
   void PeelSyslog(const LineView& line);
+  void PeelElasticError(const LineView& line);
+  // One record a line of `text` (kept in message_), each with `f`, at `line`'s place.
+  void EmitLines(const LineView& line, const WrapperFields& f);
   void PassThrough(const LineView& line);
   void EmitPiece(Piece& p);
   // The process to give for `origin` (empty for the source's first origin).

@@ -10,6 +10,7 @@
 
 #include "../../ingest/src/decoder.h"
 #include "../../ingest/src/framer.h"
+#include "triage/ingest/flight_recorder.h"
 #include "triage/ingest/pipeline.h"
 #include "triage/json.h"
 #include "triage/terminal_text.h"
@@ -340,6 +341,19 @@ void GzipSourceBody(const uint8_t* data, size_t size) {
   // Nothing comes after the end or the error.
   auto after = source->Read(buf, sizeof buf);
   Check(after.ok() && *after == 0);
+}
+
+void FlightRecorderBody(const uint8_t* data, size_t size) {
+  const std::string_view in(reinterpret_cast<const char*>(data), size);
+  auto a = ingest::ReadFlightRecorderDump(in);
+  auto b = ingest::ReadFlightRecorderDump(in);
+  Check(a.ok() == b.ok());
+  if (!a.ok()) return;
+  Check(a->entries.size() == b->entries.size() && a->groups.size() == b->groups.size());
+  Check(a->entries.size() <= size);  // each entry takes bytes of its own
+  for (size_t k = 0; k < a->entries.size(); ++k)
+    Check(a->entries[k].collective_seq_id == b->entries[k].collective_seq_id &&
+          a->entries[k].state == b->entries[k].state);
 }
 
 }  // namespace triage::fuzz

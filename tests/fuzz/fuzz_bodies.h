@@ -22,5 +22,8 @@ void TerminalTextBody(const uint8_t* data, size_t size);
 // in one piece: the same bytes, the same member and trailing-garbage rules, an error exactly
 // when zlib finds one and after every byte inflated before it.
 void GzipSourceBody(const uint8_t* data, size_t size);
+// The input as a Flight Recorder dump (a pickle of the data-only subset): read or refused, never
+// a crash or a hang; a dump read once reads the same again.
+void FlightRecorderBody(const uint8_t* data, size_t size);
 
 }  // namespace triage::fuzz

@@ -43,6 +43,7 @@ TEST(FuzzReplay, EverySeedAndRegressionThroughEveryBody) {
     AssemblerBody(data, d.size());
     TerminalTextBody(data, d.size());
     GzipSourceBody(data, d.size());
+    FlightRecorderBody(data, d.size());
     if (p.string().find("/regressions/") != std::string::npos) ++regressions;
   }
   RecordProperty("regressions", static_cast<int>(regressions));

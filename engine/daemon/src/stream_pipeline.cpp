@@ -40,8 +40,17 @@ bool StreamPipeline::IsFailure(const ingest::Event& event) {
   return false;
 }
 
-void StreamPipeline::Feed(std::string_view whole_lines, const std::string& source_name) {
+// The lines of a file whose path names its job's process (a rank's own log) are that process's.
+void StreamPipeline::UseSource(const std::string& source_name) {
   current_source_ = &source_name;
+  if (source_name == process_of_) return;
+  process_of_ = source_name;
+  auto job = ingest::JobPathOf(source_name);
+  stream_->SetSourceProcess(job ? job->process : std::string());
+}
+
+void StreamPipeline::Feed(std::string_view whole_lines, const std::string& source_name) {
+  UseSource(source_name);
   stream_->Feed(whole_lines);
   current_source_ = nullptr;
 }
@@ -58,7 +67,7 @@ bool StreamPipeline::Settled() const {
 }
 
 void StreamPipeline::Flush(const std::string& source_name) {
-  current_source_ = &source_name;
+  UseSource(source_name);
   stream_->Flush();
   current_source_ = nullptr;
 }
@@ -67,7 +76,7 @@ bool StreamPipeline::assembling() const { return stream_->assembling(); }
 
 std::vector<core::Incident> StreamPipeline::Finish(std::string_view rest,
                                                    const std::string& source_name, bool ended) {
-  current_source_ = &source_name;
+  UseSource(source_name);
   if (!rest.empty()) stream_->Feed(rest);
   stream_->Finish();
   current_source_ = nullptr;

@@ -60,6 +60,7 @@ class StreamPipeline {
 
  private:
   void Rebase(std::vector<core::Incident>& incidents) const;
+  void UseSource(const std::string& source_name);
   bool IsFailure(const ingest::Event& event);  // notes a fatal hit in fatal_seen_
 
   std::shared_ptr<const core::RuleSet> rules_;
@@ -67,6 +68,7 @@ class StreamPipeline {
   std::unique_ptr<core::Analyzer> analyzer_;
   std::unique_ptr<ingest::EventStream> stream_;
   const std::string* current_source_ = nullptr;
+  std::string process_of_;  // the source whose process the stream was last given
   bool untaken_ = false;  // an Add happened since the last TakeClosed
   bool failure_seen_ = false;
   bool fatal_seen_ = false;

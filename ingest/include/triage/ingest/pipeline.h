@@ -93,6 +93,10 @@ struct IngestOptions {
   // nullopt: the offset the wrapper's clock shows against the lines' own, else UTC
   // (docs/log-formats.md, "Times").
   std::optional<int32_t> zone;
+  // The process of the lines that carry no prefix of their own (Event::process), where the
+  // source's path names one (JobPathOf): a rank's own log file. IngestSource sets it from the
+  // source's name when it is empty.
+  std::string source_process;
 };
 
 // The literals whose presence in a raw line means it may start a multi-line event (a traceback,
@@ -129,6 +133,8 @@ class EventStream {
   // True while a multi-line event is open: lines that may still belong to it are awaited, and
   // the event has not reached the sink (Flush hands it over).
   bool assembling() const;
+  // IngestOptions::source_process from here on (a followed file read under a new name).
+  void SetSourceProcess(std::string process);
   const IngestCounters& counters() const;
   // Seconds since the epoch of the last full time read (IngestOptions::seen_time), 0 when none.
   int64_t seen_time() const;
@@ -163,6 +169,21 @@ struct PodLogPath {
 };
 // nullopt when `path` is in neither layout.
 std::optional<PodLogPath> PodLogPathOf(std::string_view path);
+
+// What a log file's path says about the job that wrote it and which of its processes: torchrun's
+// --log-dir folders (<run id>/attempt_<n>/<local rank>/stderr.log: the job is the run id, the
+// process "default<local rank>", as torchrun's console prefixes it), the pods of Kubeflow's
+// PyTorchJob (<job>-master-0 is "rank0", <job>-worker-<i> is "rank<i + 1>", the operator's RANK),
+// of JobSet ("job<j> pod<p>") and of LeaderWorkerSet's workers ("group<g> worker<w>"), and
+// Slurm's output files (slurm-<id>.out, slurm-<array id>_<task>.out: the job only, the ranks
+// being in the lines). `process` is the process prefix the file's lines would carry
+// (Event::process) where they carry none; empty where the path names the job alone.
+struct JobPath {
+  std::string job;
+  std::string process;
+};
+// nullopt when the path names no job.
+std::optional<JobPath> JobPathOf(std::string_view path);
 
 // The event as one JSON object (the `analyze --events` line format; no trailing newline).
 std::string EventToJson(const Event& event, std::string_view source_name);
