@@ -100,7 +100,51 @@ core::AnalyzerOptions AnalyzerOptionsOf(const Settings& s) {
 struct FileResult {
   std::vector<core::Incident> incidents;
   std::optional<std::string> error;  // "why", reported as "triage: <file>: <why>"
+  uint64_t lines = 0;                // the lines read
 };
+
+// The last line of `path` that is not blank, and its number in a file of `lines` lines, for a
+// job's process that left no error (core::JobInput); empty for stdin, a file that cannot be
+// read, and one that is compressed or not text at its end.
+core::JobInput LastLineOf(const std::string& path, uint64_t lines) {
+  core::JobInput in{path, "", 0};
+  if (path == "-") return in;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return in;
+  char magic[2] = {0, 0};
+  const bool gz = std::fread(magic, 1, 2, f) == 2 && magic[0] == '\x1f' && magic[1] == '\x8b';
+  std::string tail(4096, '\0');
+  size_t n = 0;
+  if (!gz && std::fseek(f, 0, SEEK_END) == 0) {
+    const long size = std::ftell(f);
+    if (size > 0 && std::fseek(f, size > 4096 ? size - 4096 : 0, SEEK_SET) == 0)
+      n = std::fread(tail.data(), 1, tail.size(), f);
+  }
+  std::fclose(f);
+  tail.resize(n);
+  if (tail.find('\0') != std::string::npos) return in;
+  uint64_t after = 0;  // blank lines after the last one that is not
+  size_t end = tail.size();
+  for (;;) {
+    while (end > 0 && (tail[end - 1] == '\n' || tail[end - 1] == '\r')) {
+      if (tail[end - 1] == '\n' && end != tail.size()) ++after;
+      --end;
+    }
+    size_t begin = tail.rfind('\n', end == 0 ? 0 : end - 1);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    const std::string_view line(tail.data() + begin, end - begin);
+    if (line.find_first_not_of(" \t") != std::string_view::npos || begin == 0) {
+      // Display text: ASCII, each control or other byte as '?' (a reader's terminal, the store).
+      for (char c : line.substr(0, 512)) {
+        const auto u = static_cast<unsigned char>(c);
+        in.last_line += u >= 0x20 && u < 0x7f ? c : '?';
+      }
+      in.last_line_number = lines > after ? lines - after : 0;
+      return in;
+    }
+    end = begin;
+  }
+}
 
 // Shared progress over every input, shown on a terminal only.
 class Progress {
@@ -184,6 +228,7 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
   // A source that could not be read to its end did not end with what was read of it. With
   // --until it ends where the selection does.
   if (st.ok()) analyzer.EndSource(source_id, s.until ? last_selected : counters.lines);
+  out.lines = counters.lines;
   for (auto& i : analyzer.Finish()) out.incidents.push_back(std::move(i));
   std::stable_sort(out.incidents.begin(), out.incidents.end(),
                    [](const core::Incident& a, const core::Incident& b) {
@@ -667,7 +712,12 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     for (auto& inc : results[i].incidents) incidents.push_back(std::move(inc));
   }
   // The rank files or pods of one job given together: one incident for the job's failure.
-  if (inputs.size() > 1) core::MergeJobIncidents(incidents);
+  if (inputs.size() > 1) {
+    std::vector<core::JobInput> job_inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) job_inputs.push_back(LastLineOf(inputs[i], results[i].lines));
+    core::FoldJobs(incidents, job_inputs, *loaded.rules);
+    core::MergeJobIncidents(incidents);
+  }
 
   if (Status st = StoreAndVerify(incidents, s, *config); !st.ok()) {
     PrintError("store", st.message());

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The golden reports in this folder: the text (NO_COLOR) and --json reports of
-# `triage analyze --no-store` for each log in cases.list, with the host name masked.
+# `triage analyze --no-store` for each case in cases.list (a log, or the logs of one job given
+# together), with the host name masked.
 #
 #   tests/golden/regen.sh [PATH/TO/triage]           rewrite them after an intended change
 #                                                    (then review: git diff tests/golden)
@@ -33,10 +34,13 @@ run() {
 }
 
 status=0
-for name in $(grep -v '^[[:space:]]*#' "$here/cases.list" | awk 'NF == 2 { print $1 }'); do
-  log=$(awk -v n="$name" '$1 == n { print $2 }' "$here/cases.list")
-  run --no-store "$log" | mask >"$out/$name.txt"
-  run --json --no-store "$log" | mask >"$out/$name.json"
+for name in $(grep -v '^[[:space:]]*#' "$here/cases.list" | awk 'NF >= 2 { print $1 }'); do
+  # One log, or the logs of one job given together (no spaces in their paths).
+  logs=$(awk -v n="$name" '$1 == n { $1 = ""; print }' "$here/cases.list")
+  # shellcheck disable=SC2086
+  run --no-store $logs | mask >"$out/$name.txt"
+  # shellcheck disable=SC2086
+  run --json --no-store $logs | mask >"$out/$name.json"
   if [ $check = 1 ]; then
     for ext in txt json; do
       if ! diff -u "$here/$name.$ext" "$out/$name.$ext"; then status=1; fi

@@ -299,6 +299,7 @@ struct Analyzer::Impl {
       inc.actors = std::move(actors.names);
       inc.more_actors = actors.more;
       detail::RankCauses(*rules, w->hits, w->failures, inc);
+      detail::FillRanks(inc, w->failures, w->hits, *rules);
       if (auto v = source_versions.find(w->source_id); v != source_versions.end())
         for (const auto& [package, version] : v->second) inc.versions.push_back(version);
       if (auto p = source_packages.find(w->source_id); p != source_packages.end())
@@ -435,7 +436,7 @@ struct Analyzer::Impl {
     // A collective failure of a process of the job whose peer failed before it: what that
     // failure makes happen (TAXONOMY.md, "Jobs"), whatever the peer's own cause was.
     if (one_job && std::all_of(f.causes.begin(), f.causes.end(), [&](int b) {
-          return rules->TaxonomyIdOf(causes[size_t(b)].id) == "nccl.failure";
+          return detail::IsCollectiveFailure(*rules, causes[size_t(b)].id);
         }))
       return true;
     for (int a : window_causes) {
@@ -756,6 +757,7 @@ struct Analyzer::Impl {
     r.in_failure = in_failure;
     r.clock = e.clock_bound;
     r.actor = e.actor;
+    if (!e.actor.empty() && e.ev.time) r.time = std::string(*e.ev.time);
     return r;
   }
 
@@ -904,6 +906,7 @@ struct Analyzer::Impl {
     if (f.terminal.empty())
       f.terminal = k < ev.lines.size() ? ev.lines[k].message : std::string(ev.Text());
     f.actor = e.actor;
+    if (ev.time) f.time = std::string(*ev.time);
     return f;
   }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ranker.h"
+#include "triage/core/rules.h"
 #include "triage/ingest/event.h"
 
 namespace triage::core::detail {
@@ -20,6 +22,19 @@ struct ActorList {
   // Puts `name` first (adding it when absent): the process that failed first.
   void PutFirst(const std::string& name);
 };
+
+// True when cause `cause_id` is a collective's failure (under nccl.failure in the taxonomy): in a
+// job, what a process shows when a peer failed first or never joined (TAXONOMY.md, "Jobs").
+bool IsCollectiveFailure(const RuleSet& rules, std::string_view cause_id);
+
+// The job's processes of `incident` one by one into incident.ranks: its actors, each one's
+// first failure among `failures` (in the order they came), its time, the cause or symptom whose
+// evidence is that failure's, and its state ("failed" for a cause of its own, "victim" for a
+// collective failure); then the other processes whose `hits` are in it (a peer's collective
+// error folded as a symptom), as victims, at their first hit. Nothing where fewer than two
+// processes took part.
+void FillRanks(Incident& incident, const std::vector<FailureRecord>& failures,
+               const std::vector<HitRecord>& hits, const RuleSet& rules);
 
 // True when two actors (ActorOfProcess) are processes of one kind, as one job's are: their
 // names equal once their numbers are taken out ("rank 0" and "rank 7", "TP0 EP0" and "TP3 EP3",

@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 
+#include "job.h"
+
 namespace triage::core::detail {
 
 namespace {
@@ -262,7 +264,7 @@ class Ranking {
                          [&](size_t e) { return hits[e].actor == first; });
     };
     auto victim = [&](const Hypothesis& h) {
-      if (rules.TaxonomyIdOf(causes[size_t(h.cause)].id) != "nccl.failure" || from_first(h))
+      if (!IsCollectiveFailure(rules, causes[size_t(h.cause)].id) || from_first(h))
         return false;
       return std::any_of(h.evidence.begin(), h.evidence.end(),
                          [&](size_t e) { return !hits[e].actor.empty(); });

@@ -21,6 +21,8 @@ struct HitRecord {
   uint64_t event = 0;  // sequence number of the event it came from
   bool in_failure = false;  // part of the event that made the failure (or a fatal hit itself)
   std::string actor;        // the job's process its event came from (ActorOfProcess), or empty
+  // Its event's time (ISO 8601), kept for a job's process only (an actor): the job's timeline.
+  std::optional<std::string> time;
   // When the line was written at the latest known bound: its event's clock (seconds within the
   // year, comparable within one source only), else the last clock its source showed before it.
   std::optional<double> clock;
@@ -36,6 +38,7 @@ struct FailureRecord {
   bool definitive = false;      // a fatal signature (not only a traceback)
   std::string stream;
   std::string actor;            // the job's process it came from (ActorOfProcess), or empty
+  std::optional<std::string> time;  // its event's time (ISO 8601), when its lines have one
 };
 
 // Ranks the hypotheses of one incident and fills `incident.causes` (root causes only, in rank

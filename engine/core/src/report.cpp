@@ -107,6 +107,23 @@ void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
     out.EndArray();
     if (incident.more_actors) out.Key("more_actors").Uint(incident.more_actors);
   }
+  // A job's processes one by one (docs/json-report.md, "ranks"): only a job's incident has them.
+  if (!incident.ranks.empty()) {
+    out.Key("ranks").BeginArray();
+    for (const auto& r : incident.ranks) {
+      out.BeginObject();
+      out.Key("actor").String(r.actor);
+      out.Key("state").String(r.state);
+      out.Key("first_failure").OptString(r.first_failure);
+      out.Key("offset_seconds");
+      if (r.offset_seconds) out.Double(*r.offset_seconds);
+      else out.Null();
+      out.Key("cause").String(r.cause);
+      out.Key("detail").String(r.detail);
+      out.EndObject();
+    }
+    out.EndArray();
+  }
   out.Key("causes").BeginArray();
   for (const auto& c : incident.causes) {
     out.BeginObject();
@@ -263,6 +280,27 @@ std::string ActorsLine(const Incident& inc) {
   return line;
 }
 
+// The job's timeline, a line a process in the order they failed: "rank 0  +0.532 s  victim
+// nccl.failure  waited in ALLREDUCE SeqNum=4"; a process without a known time shows "?".
+void TimelineLines(std::ostringstream& out, const Incident& inc) {
+  size_t width = 0;
+  for (const auto& r : inc.ranks) width = std::max(width, r.actor.size());
+  out << "  timeline:\n";
+  for (const auto& r : inc.ranks) {
+    std::string at = "?";
+    if (r.offset_seconds) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "+%.3f s", *r.offset_seconds);
+      at = buf;
+    }
+    out << "    " << T(r.actor) << std::string(width - r.actor.size(), ' ') << "  " << at
+        << std::string(at.size() < 12 ? 12 - at.size() : 0, ' ') << "  " << T(r.state);
+    if (!r.cause.empty()) out << "  " << T(r.cause);
+    if (!r.detail.empty()) out << "  " << T(r.detail);
+    out << "\n";
+  }
+}
+
 // "times: program clock read as UTC+08:00, from the wrapper's clock".
 std::string ZoneLine(const Incident& inc) {
   std::string line = "times: program clock read as UTC";
@@ -298,6 +336,7 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
     out << "\n";
     if (!inc.zone.empty()) out << "  " << p("2", ZoneLine(inc)) << "\n";
     if (inc.actors.size() > 1) out << "  " << ActorsLine(inc) << "\n";
+    if (inc.ranks.size() > 1) TimelineLines(out, inc);
     if (inc.verified_on && inc.verified_on->other_host) {
       // Said before any verdict, so that nobody reads a check of this machine as one of the
       // log's.

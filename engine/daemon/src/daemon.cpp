@@ -437,6 +437,10 @@ void Daemon::Commit() {
   if (pending_.empty() || store_down_) return;
   // An incident without a root cause cannot be filed (and would fail the whole batch).
   std::erase_if(pending_.incidents, [](const core::Incident& i) { return i.causes.empty(); });
+  // The files of one job (a torchrun log folder, files named by rank) whose incidents close in
+  // one batch are one incident of the job (docs/correlation.md, "Jobs").
+  if (!pending_.incidents.empty() && tails_->size() > 1 && tail_settings_.rules)
+    core::FoldJobs(pending_.incidents, tails_->JobInputs(), *tail_settings_.rules);
   const std::vector<store::SourceCheckpoint> cps = pending_.CheckpointList();
   store::RecordOutcome outcome;
   if (Status st = sink_->Put(pending_.incidents, &cps, &outcome); !st.ok()) {

@@ -455,4 +455,18 @@ void TailSet::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
   host_.CommitSoon(std::chrono::milliseconds(n ? 0 : 200));
 }
 
+std::vector<core::JobInput> TailSet::JobInputs() const {
+  std::vector<core::JobInput> out;
+  for (const auto& [id, t] : tails_) {
+    if (t->kind != Tail::Kind::kLive) continue;
+    std::string words;
+    for (char c : t->last_text_line) {
+      const auto u = static_cast<unsigned char>(c);
+      words += u >= 0x20 && u < 0x7f ? c : '?';
+    }
+    out.push_back({t->path, std::move(words), 0});
+  }
+  return out;
+}
+
 }  // namespace triage::daemon::detail

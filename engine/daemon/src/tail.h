@@ -154,6 +154,9 @@ class TailSet {
   // Gives `t` a turn; a pending copy is decided first.
   void MarkReady(Tail& t);
   size_t size() const { return tails_.size(); }
+  // Every live file's path and last line that is not blank (its number not known), for the
+  // files of one job whose incidents close together (core::FoldJobs).
+  std::vector<core::JobInput> JobInputs() const;
 
   // --- tail.cpp: reading and closing ---
   // Reads up to `budget` bytes of `t` into its pipeline; true when more may be waiting.

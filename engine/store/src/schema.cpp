@@ -230,8 +230,17 @@ ALTER TABLE incidents ADD COLUMN versions TEXT NOT NULL DEFAULT '[]';
 CREATE INDEX hypotheses_by_known_bug ON hypotheses(known_bug) WHERE known_bug <> '';
 )sql";
 
-constexpr const char* kSteps[] = {kToVersion1, kToVersion2, kToVersion3, kToVersion4, kToVersion5,
-                                  kToVersion6, kToVersion7, kToVersion8, kToVersion9};
+// Version 10: a job's processes (core::Incident::actors, the first failing one first) and its
+// timeline, a process an object (core::Incident::ranks), of the latest occurrence, as JSON
+// arrays. Older rows named none.
+constexpr const char* kToVersion10 = R"sql(
+ALTER TABLE incidents ADD COLUMN actors TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE incidents ADD COLUMN ranks TEXT NOT NULL DEFAULT '[]';
+)sql";
+
+constexpr const char* kSteps[] = {kToVersion1, kToVersion2, kToVersion3, kToVersion4,
+                                  kToVersion5, kToVersion6, kToVersion7, kToVersion8,
+                                  kToVersion9, kToVersion10};
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion);
 
 // PostgreSQL: the schema as this triage writes it, created whole on an empty database at
@@ -366,8 +375,11 @@ ALTER TABLE source_checkpoints ADD COLUMN file_id BIGINT NOT NULL DEFAULT 0;
 // Version 9, as SQLite's.
 constexpr const char* kPostgresToVersion9 = kToVersion9;
 
+// Version 10, as SQLite's.
+constexpr const char* kPostgresToVersion10 = kToVersion10;
+
 constexpr const char* kPostgresSteps[] = {kPostgresToVersion7, kPostgresToVersion8,
-                                          kPostgresToVersion9};
+                                          kPostgresToVersion9, kPostgresToVersion10};
 static_assert(kPostgresBaseline - 1 + sizeof(kPostgresSteps) / sizeof(kPostgresSteps[0]) ==
               kSchemaVersion);
 

@@ -42,6 +42,7 @@ constexpr size_t kMaxFingerprintBytes = 512;      // longer ones keep a hash of 
 constexpr size_t kMaxTimeBytes = 64;              // started, ended as the log wrote them
 constexpr size_t kMaxCauses = 16;                 // root causes per incident
 constexpr size_t kMaxSymptoms = 16;               // symptoms per root cause
+constexpr size_t kMaxActors = 1024;               // a job's processes (actors, ranks)
 constexpr size_t kMaxEvidencePerCause = 200;      // lines per cause or symptom
 constexpr size_t kMaxExcerptBytes = 4096;         // one evidence line
 constexpr size_t kMaxWordBytes = 256;             // one word (a run without spaces) of a line
@@ -206,6 +207,16 @@ core::Incident Bounded(const core::Incident& in) {
   Cut(inc.pod.pod_namespace, kMaxNameBytes);
   Cut(inc.pod.pod, kMaxNameBytes);
   Cut(inc.pod.container, kMaxNameBytes);
+  if (inc.actors.size() > kMaxActors) inc.actors.resize(kMaxActors);
+  for (auto& a : inc.actors) Cut(a, kMaxNameBytes);
+  if (inc.ranks.size() > kMaxActors) inc.ranks.resize(kMaxActors);
+  for (auto& r : inc.ranks) {
+    Cut(r.actor, kMaxNameBytes);
+    Cut(r.state, kMaxNameBytes);
+    Cut(r.first_failure, kMaxTimeBytes);
+    Cut(r.cause, kMaxNameBytes);
+    Cut(r.detail, kMaxTitleBytes);
+  }
   if (inc.causes.size() > kMaxCauses) inc.causes.resize(kMaxCauses);
   size_t budget = kMaxEvidenceBytes;
   for (auto& c : inc.causes) {
@@ -284,6 +295,28 @@ std::string VersionsJson(const std::vector<core::PackageVersion>& versions) {
     w.BeginObject().Key("package").String(v.package).Key("version").String(v.version);
     w.Key("from").String(v.from).Key("source").String(v.source);
     w.Key("line").String(std::to_string(v.line)).EndObject();
+  }
+  w.EndArray();
+  return w.Take();
+}
+
+std::string ActorsJson(const std::vector<std::string>& actors) {
+  JsonWriter w;
+  w.BeginArray();
+  for (const auto& a : actors) w.String(a);
+  w.EndArray();
+  return w.Take();
+}
+
+// A job's timeline (core::Incident::ranks); an unknown time or offset is left out.
+std::string RanksJson(const std::vector<core::RankState>& ranks) {
+  JsonWriter w;
+  w.BeginArray();
+  for (const auto& r : ranks) {
+    w.BeginObject().Key("actor").String(r.actor).Key("state").String(r.state);
+    if (r.first_failure) w.Key("first_failure").String(*r.first_failure);
+    if (r.offset_seconds) w.Key("offset_seconds").Double(*r.offset_seconds);
+    w.Key("cause").String(r.cause).Key("detail").String(r.detail).EndObject();
   }
   w.EndArray();
   return w.Take();
@@ -380,6 +413,24 @@ Result<std::vector<core::PackageVersion>> ParseVersions(Db& db, const std::strin
   for (auto& o : *objects)
     out.push_back({o["package"], o["version"], o["from"], o["source"],
                    uint64_t(std::strtoull(o["line"].c_str(), nullptr, 10))});
+  return out;
+}
+
+Result<std::vector<core::RankState>> ParseRanks(Db& db, const std::string& json) {
+  auto objects = ParseObjectList(db, json);
+  if (!objects.ok()) return objects.status();
+  std::vector<core::RankState> out;
+  for (auto& o : *objects) {
+    core::RankState r;
+    r.actor = o["actor"];
+    r.state = o["state"];
+    if (auto t = o.find("first_failure"); t != o.end()) r.first_failure = t->second;
+    if (auto t = o.find("offset_seconds"); t != o.end())
+      r.offset_seconds = std::strtod(t->second.c_str(), nullptr);
+    r.cause = o["cause"];
+    r.detail = o["detail"];
+    out.push_back(std::move(r));
+  }
   return out;
 }
 
@@ -593,6 +644,7 @@ void BindIncidentRow(Stmt& st, const core::Incident& inc, const std::string& see
   st.Bind(5, int64_t(inc.first_line)).Bind(6, int64_t(inc.last_line));
   st.Bind(7, inc.started).Bind(8, inc.ended).Bind(9, top.cause).Bind(10, top.title);
   st.Bind(11, seen).Bind(12, VersionsJson(inc.versions));
+  st.Bind(13, ActorsJson(inc.actors)).Bind(14, RanksJson(inc.ranks));
 }
 
 // A recurrence: the incident's row takes the latest occurrence; the hypotheses follow it, the
@@ -603,7 +655,7 @@ Status UpdateRecurrence(Db& db, int64_t id, const core::Incident& inc, const std
                  "last_line = ?6, started = ?7, ended = ?8, top_cause = ?9, title = ?10, "
                  "first_seen = CASE WHEN ?11 < first_seen THEN ?11 ELSE first_seen END, "
                  "last_seen = CASE WHEN ?11 > last_seen THEN ?11 ELSE last_seen END, "
-                 "occurrences = occurrences + 1, versions = ?12, "
+                 "occurrences = occurrences + 1, versions = ?12, actors = ?13, ranks = ?14, "
                  "status = CASE status WHEN 'resolved' THEN 'reopened' ELSE status END "
                  "WHERE id = ?1");
   st->Bind(1, id);
@@ -686,8 +738,8 @@ Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string
     TRIAGE_PREPARE(st, db,
                    "INSERT INTO incidents (fingerprint, service, host, source, first_line, "
                    "last_line, started, ended, top_cause, title, first_seen, last_seen, "
-                   "occurrences, status, versions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                   "?10, ?11, ?11, 1, 'open', ?12) RETURNING id");
+                   "occurrences, status, versions, actors, ranks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                   "?7, ?8, ?9, ?10, ?11, ?11, 1, 'open', ?12, ?13, ?14) RETURNING id");
     st->Bind(1, fp);
     BindIncidentRow(*st, inc, seen);
     auto inserted = st->Step();
@@ -847,17 +899,25 @@ Status ReadIncidentRow(Db& db, int64_t id, StoredIncident& out) {
   inc.started = st->OptText(15);
   inc.ended = st->OptText(16);
   TRIAGE_PREPARE(pod, db,
-                 "SELECT pod_namespace, pod, container, versions FROM incidents WHERE id = ?1");
+                 "SELECT pod_namespace, pod, container, versions, actors, ranks FROM incidents "
+                 "WHERE id = ?1");
   pod->Bind(1, id);
   auto pod_row = pod->Step();
   if (!pod_row.ok()) return pod_row.status();
   if (!*pod_row) return Status::Ok();
   inc.pod = {pod->Text(0), pod->Text(1), pod->Text(2)};
-  const std::string versions_json = pod->Text(3);
+  const std::string versions_json = pod->Text(3), actors_json = pod->Text(4),
+                    ranks_json = pod->Text(5);
   pod->Reset();
   auto versions = ParseVersions(db, versions_json);
   if (!versions.ok()) return versions.status();
   inc.versions = std::move(*versions);
+  auto actors = ParseStringList(db, actors_json);
+  if (!actors.ok()) return actors.status();
+  inc.actors = std::move(*actors);
+  auto ranks = ParseRanks(db, ranks_json);
+  if (!ranks.ok()) return ranks.status();
+  inc.ranks = std::move(*ranks);
   return Status::Ok();
 }
 

@@ -47,5 +47,27 @@ TEST(DaemonJobs, ATensorParallelEightCrashIsStoredAsOneOccurrence) {
   EXPECT_EQ(TotalOccurrences(CauseOccurrences(db)), 1) << ToString(CauseOccurrences(db));
 }
 
+// The files of one job in a watched folder (torchrun's --log-dir layout, recorded on a GPU host:
+// rank 1 ran out of memory, rank 0's all-reduce lost its peer) read in one pass: one incident of
+// the job, rank 1's cause, rank 0's NCCL error folded under it, the job's processes stored.
+TEST(DaemonJobs, TheRankFilesOfOneJobAreStoredAsOneIncident) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const fs::path dir = tmp / "logs", db = tmp / "watch.db";
+  fs::create_directories(tmp / "config");
+  fs::copy(fs::path(TRIAGE_SOURCE_DIR) / "tests/data/jobs/job_oom/logs", dir,
+           fs::copy_options::recursive);
+  ASSERT_EQ(RunTriage({"watch", "--once", "--recursive", "--db", db.string(), dir.string()},
+                      tmp.path()),
+            0);
+  const auto causes = CauseOccurrences(db);
+  EXPECT_EQ(TotalOccurrences(causes), 1) << ToString(causes);
+  EXPECT_EQ(causes.count("cuda.oom"), 1u) << ToString(causes);
+  std::string out;
+  ASSERT_EQ(RunTriage({"show", "1", "--db", db.string()}, tmp.path(), &out), 0);
+  EXPECT_NE(out.find("rank 1 failed first; also rank 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("timeline:"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace triage::daemon::testing

@@ -168,9 +168,15 @@ class StoreMigrationToVersion8 : public testing::BackendTest {
       ASSERT_EQ(testing::PostgresServer::Shared().Sql(target(), sql), 0) << sql;
     }
   }
-  // Takes a new store back to version 8: without what step 9 adds (which is all it adds).
-  void MakeVersion8() {
+  // Takes a new store back to version 9: without the columns step 10 adds (which is all it adds).
+  void MakeVersion9() {
     ASSERT_TRUE(Store::Open(target()).ok());
+    Sql(std::string("ALTER TABLE incidents DROP COLUMN actors; ALTER TABLE incidents DROP COLUMN ranks; ") +
+        (sqlite() ? "PRAGMA user_version = 9;" : "UPDATE triage_schema SET version = 9;"));
+  }
+  // Takes a new store back to version 8: without what steps 9 and 10 add.
+  void MakeVersion8() {
+    MakeVersion9();
     Sql(std::string("DROP INDEX hypotheses_by_known_bug; ALTER TABLE hypotheses DROP COLUMN known_bugs; "
                     "ALTER TABLE hypotheses DROP COLUMN known_bug; "
                     "ALTER TABLE hypotheses DROP COLUMN known_bug_status; "
@@ -275,6 +281,53 @@ TEST_P(StoreMigrationToVersion8, Version9KeepsOldIncidentsAndStoresKnownBugsAndV
   ASSERT_TRUE(stats.ok());
   ASSERT_EQ(stats->by_known_bug.size(), 1u);
   EXPECT_EQ(stats->by_known_bug[0].key, "vllm#1");
+}
+
+// Version 10 keeps a job's processes and its timeline: a version-9 store's incidents keep what
+// they had, with neither, and a new one keeps both, its unknown times unknown.
+TEST_P(StoreMigrationToVersion8, Version10KeepsOldIncidentsAndStoresAJobsRanks) {
+  MakeVersion9();
+  Sql("INSERT INTO incidents (fingerprint, service, host, source, first_line, last_line, top_cause, "
+      "title, first_seen, last_seen) VALUES ('fp-old', 'svc', 'h', 'a.log', 1, 2, 'cuda.oom', 'OOM', "
+      "'2026-11-02T09:00:00', '2026-11-02T09:00:00')");
+  auto store = Store::Open(target());
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto old = store->GetIncident(1);
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_TRUE(old->incident.actors.empty());
+  EXPECT_TRUE(old->incident.ranks.empty());
+  core::Incident inc = testing::ToolkitTooOld("svc", "120", "a.log", 7, std::nullopt);
+  inc.actors = {"rank 1", "rank 0"};
+  core::RankState first;
+  first.actor = "rank 1";
+  first.state = "failed";
+  first.cause = "cuda.oom";
+  core::RankState second;
+  second.actor = "rank 0";
+  second.state = "victim";
+  second.first_failure = "2026-12-06T11:58:42.849635";
+  second.offset_seconds = 0.5;
+  second.cause = "nccl.failure";
+  second.detail = "waited in ALLREDUCE SeqNum=4";
+  inc.ranks = {first, second};
+  std::vector<core::Incident> batch{inc};
+  ASSERT_TRUE(store->Record(batch).ok());
+  auto back = store->GetIncident(*batch[0].id);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->incident.actors, (std::vector<std::string>{"rank 1", "rank 0"}));
+  ASSERT_EQ(back->incident.ranks.size(), 2u);
+  const auto& r0 = back->incident.ranks[0];
+  EXPECT_EQ(r0.actor, "rank 1");
+  EXPECT_EQ(r0.state, "failed");
+  EXPECT_FALSE(r0.first_failure.has_value());
+  EXPECT_FALSE(r0.offset_seconds.has_value());
+  EXPECT_EQ(r0.cause, "cuda.oom");
+  const auto& r1 = back->incident.ranks[1];
+  EXPECT_EQ(r1.state, "victim");
+  EXPECT_EQ(r1.first_failure, std::optional<std::string>("2026-12-06T11:58:42.849635"));
+  ASSERT_TRUE(r1.offset_seconds.has_value());
+  EXPECT_DOUBLE_EQ(*r1.offset_seconds, 0.5);
+  EXPECT_EQ(r1.detail, "waited in ALLREDUCE SeqNum=4");
 }
 
 TEST(StoreMigration, ANewerSchemaIsRefused) {

@@ -129,6 +129,22 @@ struct PodOrigin {
   bool empty() const { return pod.empty(); }
 };
 
+// One process of a job in an incident (DESIGN.md section 5b; docs/json-report.md, "ranks"):
+// when it first failed and how it took part, for the job's timeline.
+struct RankState {
+  std::string actor;  // as Incident::actors names it: "rank 1"
+  // "failed": it failed for a reason of its own (the first actor's state); "victim": its errors
+  // are collective ones that followed a peer's failure; "hung": it showed no failure while its
+  // peers timed out waiting for it in a collective; "exited": it was stopped or ended without an
+  // error of its own.
+  std::string state;
+  std::optional<std::string> first_failure;  // ISO 8601 from its log, when its lines have times
+  // Seconds from the job's first failure time to this process's, when both are known.
+  std::optional<double> offset_seconds;
+  std::string cause;   // its own cause, or the collective symptom it showed; empty when none
+  std::string detail;  // what it did or missed, as its lines tell it: "missed ALLREDUCE SeqNum=4"
+};
+
 struct Incident {
   std::optional<int64_t> id;  // set once stored
   std::string service;
@@ -162,6 +178,10 @@ struct Incident {
   std::vector<std::string> actors;
   uint64_t more_actors = 0;
   static constexpr size_t kMaxActors = 1024;
+  // The job's processes one by one, in the order they failed (the first actor first), where the
+  // incident is a job's (two or more processes, or one and its peers' files); else empty. At
+  // most kMaxActors.
+  std::vector<RankState> ranks;
   std::vector<Cause> causes;  // root causes only, in rank order
   // The versions the log showed before the incident ended (the last one of each package), then
   // those `--verify` read on the host for packages the log did not show; sorted by package.
@@ -196,6 +216,34 @@ std::string Fingerprint(const Incident& incident);
 // (or their pod or file name) after its own, its span widened to theirs. Order is kept
 // otherwise.
 void MergeJobIncidents(std::vector<Incident>& incidents, double window_seconds = 10);
+
+class RuleSet;
+
+// The logs of one job's processes given together (DESIGN.md section 5b; TAXONOMY.md, "Jobs"):
+// inputs of one torchrun `--log-dir` attempt (`<run id>/attempt_<n>/<rank>/stderr.log`) or named
+// for their ranks ("train-rank3.log") are one job. Of a job's incidents, the first failure of a
+// process for a reason of its own (the earliest, by time) keeps its cause and becomes the job's
+// incident; the collective failures of its peers (rules' causes under nccl.failure:
+// ncclRemoteError, watchdog timeouts, closed connections) within `reach_seconds` after it are
+// folded under its first cause as symptoms. Where every process failed only in a collective (a
+// hang), those within 10 s of each other are one incident, and a rank of the job whose logs show
+// no failure is the first actor: where the others timed out, the rank they waited for, the
+// collective they timed out in named in the first cause's title and captures (missed_collective,
+// missed_seq); where they saw it go away, a rank that exited without an error of its own, its
+// last line (its stdout's, where it has one) the words of an `unclassified` cause put first.
+// Fills Incident::ranks (FillRankOffsets). Other incidents are left as they are.
+// One input of the logs given together: its path and its last line that is not empty (what a
+// process that left no error said last), empty when not known.
+struct JobInput {
+  std::string path;
+  std::string last_line;
+  uint64_t last_line_number = 0;  // 1-based; 0 when not known
+};
+void FoldJobs(std::vector<Incident>& incidents, const std::vector<JobInput>& inputs,
+              const RuleSet& rules, double reach_seconds = 1800);
+
+// Sets each of incident.ranks' offset_seconds from its first_failure and the earliest of them.
+void FillRankOffsets(Incident& incident);
 
 // An actor's name from a process prefix, as Incident::actors holds it: "rank3" and torchrun's
 // "default3" give "rank 3"; a process prefix of a job's worker (a role and its number, "TP3",

@@ -41,7 +41,7 @@
 namespace triage::store {
 
 // The schema version this build writes (PRAGMA user_version). Older files are migrated on open.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // Where a tailed source had been read up to (for the daemon's resume after restart). A
 // checkpoint is keyed by the file's identity (dev, inode), not its path: a file keeps it through
