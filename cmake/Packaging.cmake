@@ -59,6 +59,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/README.md DESTINATION ${CMAKE_INST
         RENAME service.md)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
         FILES_MATCHING PATTERN "*.md")
+# Debian policy 12.5: the package's copyright and licenses, and those of what the binary carries.
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/deb/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/config.toml
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
@@ -74,6 +76,7 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/packaging/deb/postinst)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/packaging/deb/postinst
+                                       ${PROJECT_SOURCE_DIR}/packaging/deb/prerm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)
