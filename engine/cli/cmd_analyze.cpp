@@ -607,8 +607,7 @@ bool ReadSettings(const Args& args, Settings& s, unsigned& threads) {
   return true;
 }
 
-int RunAnalyze(const std::vector<std::string>& argv) {
-  Args args;
+void DeclareOptions(Args& args) {
   args.Flag("json", "print one JSON document (docs/json-report.md) instead of the report")
       .Flag("jsonl", "print each incident as one JSON object on a line of its own, as soon as it closes")
       .Flag("follow", "follow the files as they grow, like tail -F (rotations too), until SIGINT/SIGTERM", 'f')
@@ -630,6 +629,11 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       .Option("config", "FILE", "read this configuration file instead of the default places")
       .Flag("trust-log-paths",
             "let verifiers run interpreters named by the log when owned by root or you");
+}
+
+int RunAnalyze(const std::vector<std::string>& argv) {
+  Args args;
+  DeclareOptions(args);
   if (!args.Parse(argv)) {
     PrintError("analyze", args.error());
     return kExitUsage;
