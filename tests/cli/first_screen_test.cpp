@@ -20,7 +20,9 @@ namespace {
 namespace fs = std::filesystem;
 using triage::testing::Slurp;
 
-const std::string kExample = std::string(TRIAGE_SOURCE_DIR) + "/examples/sglang-blackwell/sglang-server.log";
+// Relative to the source folder, where triage runs here: the report names the file as given, and
+// the golden file is the same in any checkout.
+const std::string kExample = "examples/sglang-blackwell/sglang-server.log";
 const std::string kGolden = std::string(TRIAGE_SOURCE_DIR) + "/tests/golden/first-screen/sglang-server.80.txt";
 
 std::vector<std::string> Environment(const std::vector<std::string>& extra) {
@@ -38,6 +40,7 @@ std::vector<std::string> Environment(const std::vector<std::string>& extra) {
   for (auto& s : envs) e.push_back(s.data());
   a.push_back(nullptr);
   e.push_back(nullptr);
+  if (::chdir(TRIAGE_SOURCE_DIR) != 0) ::_exit(126);
   ::execve(a[0], a.data(), e.data());
   ::_exit(127);
 }
