@@ -166,9 +166,18 @@ std::vector<EvidenceRun> FoldEvidence(const std::vector<Evidence>& evidence) {
     names.push_back({who});
   }
   for (size_t i = 0; i < runs.size(); ++i) {
+    EvidenceRun& run = runs[i];
     const auto& n = names[i];
-    if (runs[i].count > 1 && std::none_of(n.begin(), n.end(), [](const std::string& s) { return s.empty(); }))
-      runs[i].who = NameRanks(n);
+    if (run.count > 1 && std::none_of(n.begin(), n.end(), [](const std::string& s) { return s.empty(); }))
+      run.who = NameRanks(n);
+    // Lines whose prefixes are all the same (one process's "(EngineCore pid=5212)") keep it:
+    // it says who, and nothing differs to fold away.
+    bool same_prefix = true;
+    for (const Evidence* e = run.first; e != run.last + 1 && same_prefix; ++e) same_prefix = e->text == run.first->text;
+    if (same_prefix) {
+      run.who.clear();
+      run.body = run.first->text;
+    }
   }
   return runs;
 }

@@ -12,7 +12,8 @@
 namespace triage::core::detail {
 
 // A run of consecutive evidence lines of one source that say the same once their prefix (a
-// bracketed time and rank, "[2026-11-02 09:14:51 TP3]") is set aside.
+// bracketed time and rank, "[2026-11-02 09:14:51 TP3]") is set aside. Lines that are the same
+// whole, prefix and all, keep it in `body`.
 struct EvidenceRun {
   const Evidence* first = nullptr;
   const Evidence* last = nullptr;

@@ -142,11 +142,14 @@ TEST(ReportText, EvidenceRepeatedByRanksIsOneLineNamingThem) {
   ev.push_back({"s.log", 401, "[rank2]: NCCL error"});
   ev.push_back({"s.log", 402, "[rank3]: NCCL error"});
   ev.push_back({"s.log", 500, "RuntimeError: something else"});
+  ev.push_back({"s.log", 600, "(EngineCore pid=5212) Failed to get device capability"});
+  ev.push_back({"s.log", 601, "(EngineCore pid=5212) Failed to get device capability"});
   const std::string text = ReportText({inc}, false);
   EXPECT_NE(text.find("\n     s.log:197-204  TP0-TP7 (8 lines): Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n"
                       "     s.log:346-347  (2 lines): Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n"
                       "     s.log:400-402  ranks 0, 2-3 (3 lines): NCCL error\n"
-                      "     s.log:500  RuntimeError: something else\n"),
+                      "     s.log:500  RuntimeError: something else\n"
+                      "     s.log:600-601  (2 lines): (EngineCore pid=5212) Failed to get device capability\n"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("TP3]"), std::string::npos);
