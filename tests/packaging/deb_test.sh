@@ -17,7 +17,7 @@ deb=${debs[0]}
 
 dpkg-deb -c "$deb" | awk '{print $6}' >"$work/files"
 for f in ./usr/bin/triage ./usr/share/triage/rules/cuda.toml ./usr/share/triage/rules/taxonomy.toml \
-         ./usr/share/man/man1/triage.1 ./usr/share/bash-completion/completions/triage \
+         ./usr/share/man/man1/triage.1.gz ./usr/share/bash-completion/completions/triage \
          ./usr/share/zsh/vendor-completions/_triage ./usr/share/fish/vendor_completions.d/triage.fish \
          ./usr/lib/systemd/system/triage.service ./usr/lib/sysusers.d/triage.conf \
          ./usr/share/doc/triage/README.md ./usr/share/doc/triage/service.md \
@@ -39,7 +39,7 @@ bin=$work/root/usr/bin/triage
 unit=$work/root/usr/lib/systemd/system/triage.service
 grep -qx 'Documentation=man:triage(1) file:///usr/share/doc/triage/service.md' "$unit" || fail "unit Documentation="
 grep -q '^ExecStart=/usr/bin/triage watch ' "$unit" || fail "unit ExecStart= is not the packaged binary"
-cmp -s "$work/root/usr/share/man/man1/triage.1" <(env -i "$bin" --help-man) || fail "triage.1 differs from --help-man"
+cmp -s <(gzip -dc "$work/root/usr/share/man/man1/triage.1.gz") <(env -i "$bin" --help-man) || fail "triage.1 differs from --help-man"
 
 # Unpacked anywhere, with no environment: the rules beside the binary, the example's cause first.
 example=$source/examples/sglang-blackwell/sglang-server.log
