@@ -75,8 +75,11 @@ TEST(Doctor, StrictFailsTheDeviceCheckOnlyOnAGpuNodeWithoutADriver) {
   EXPECT_TRUE(testing::StartsWith(device_check(gpu_node).detail,
                                   "no working driver beside an NVIDIA GPU on the PCI bus at 0000:3b:00.0: no driver"))
       << device_check(gpu_node).detail;
-  for (size_t i = 0; i < ran.size(); ++i)
-    if (ran[i].name != "gpu.devices") EXPECT_EQ(gpu_node[i].status, ran[i].status) << ran[i].name;
+  for (size_t i = 0; i < ran.size(); ++i) {
+    if (ran[i].name != "gpu.devices") {
+      EXPECT_EQ(gpu_node[i].status, ran[i].status) << ran[i].name;
+    }
+  }
 
   // A device node with no PCI view (a container given /dev/nvidia0 only) tells the same.
   pci.Write("0000:3b:00.0/vendor", "0x8086\n");

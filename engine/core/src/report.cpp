@@ -255,7 +255,7 @@ void EvidenceLines(std::ostringstream& out, const std::vector<Evidence>& ev, con
       continue;
     }
     out << p("36", T(e.source) + ":" + std::to_string(e.line) + "-" + std::to_string(run.last->line))
-        << "  " << (run.who.empty() ? "" : T(run.who) + " ") << "(" << run.count
+        << "  " << T(run.who) << (run.who.empty() ? "" : " ") << "(" << run.count
         << " lines): " << T(Shortened(run.body, 200)) << "\n";
   }
 }
@@ -266,8 +266,10 @@ void SummaryLines(std::ostringstream& out, const std::vector<Incident>& incident
   out << p("1", std::to_string(incidents.size()) + " incidents:") << "\n";
   for (size_t n = 0; n < incidents.size(); ++n) {
     const Incident& inc = incidents[n];
-    out << detail::kCutMark << "  " << (inc.id ? "#" + std::to_string(*inc.id) : std::to_string(n + 1) + ".")
-        << " " << T(inc.service) << " on " << T(inc.host) << ", " << T(inc.source) << ":"
+    out << detail::kCutMark << "  ";
+    if (inc.id) out << "#" << *inc.id;
+    else out << n + 1 << ".";
+    out << " " << T(inc.service) << " on " << T(inc.host) << ", " << T(inc.source) << ":"
         << inc.first_line << "-" << inc.last_line << ": ";
     if (inc.causes.empty()) out << "no cause ranked";
     else out << T(inc.causes.front().title) << "  (" << T(inc.causes.front().cause) << ")";

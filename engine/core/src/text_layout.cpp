@@ -26,7 +26,10 @@ std::string RankIn(std::string_view prefix) {
     token.clear();
   }
   std::string who;
-  auto add = [&](const std::string& name) { who += (who.empty() ? "" : " ") + name; };
+  auto add = [&](const std::string& name) {
+    if (!who.empty()) who += ' ';
+    who += name;
+  };
   for (size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
     for (const char* tag : {"TP", "DP", "PP", "EP", "CP"})
@@ -210,8 +213,14 @@ std::string NameRanks(const std::vector<std::string>& names, size_t shown) {
     for (size_t i = 0; i < numbers.size();) {
       size_t j = i;
       while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
-      std::string part = (words ? "" : prefix) + std::to_string(numbers[i]);
-      if (j > i) part += "-" + (words ? "" : prefix) + std::to_string(numbers[j]);
+      const std::string tag = words ? std::string() : prefix;
+      std::string part = tag;
+      part += std::to_string(numbers[i]);
+      if (j > i) {
+        part += '-';
+        part += tag;
+        part += std::to_string(numbers[j]);
+      }
       parts.push_back(part);
       i = j + 1;
     }
@@ -224,7 +233,10 @@ std::string NameRanks(const std::vector<std::string>& names, size_t shown) {
       if (std::find(parts.begin(), parts.end(), n) == parts.end()) parts.push_back(n);
   }
   std::string out;
-  for (size_t i = 0; i < parts.size() && i < shown; ++i) out += (i ? ", " : "") + parts[i];
+  for (size_t i = 0; i < parts.size() && i < shown; ++i) {
+    if (i) out += ", ";
+    out += parts[i];
+  }
   if (parts.size() > shown) out += " and " + std::to_string(parts.size() - shown) + " more";
   return out;
 }
