@@ -42,9 +42,11 @@ class Sandbox {
     std::ofstream(path_ + "/" + name) << text;
     return path_ + "/" + name;
   }
-  // The environment of a run: nothing of the caller's but PATH, then `extra`.
+  // The environment of a run: nothing of the caller's but PATH, then `extra`. No pager: a run
+  // on a pseudo-terminal would wait in one for keys nobody presses (first_screen_test.cpp tests
+  // the pager).
   std::vector<std::string> Environment(const std::vector<std::string>& extra) const {
-    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + path_,
+    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + path_, "TRIAGE_PAGER=cat",
                                     "XDG_CONFIG_HOME=" + path_ + "/config",
                                     "XDG_STATE_HOME=" + path_ + "/state",
                                     "TRIAGE_RULES_DIR=" + std::string(TRIAGE_SOURCE_DIR) + "/rules"};
