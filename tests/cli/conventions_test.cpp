@@ -396,10 +396,10 @@ TEST(Completions, FishCompletesCommandsAndOptions) {
   const std::string file = box.Write("triage.fish", Triage(box, {"completions", "fish"}).out);
   const std::string script = "source " + file + "\n"
                              "complete -C 'triage sea'\n"
-                             "complete -C 'triage doctor --exit'\n";
+                             "complete -C 'triage doctor --str'\n";
   EXPECT_EQ(Shell(box, "fish", script),
             "search\tfull-text search over stored evidence\n"
-            "--exit-code\texit 1 when a check failed (for a CI job or a node's admission)\n");
+            "--strict\ta GPU node without a working driver fails; exit 1 when a check failed\n");
 }
 
 TEST(Completions, ZshScriptParsesAndNamesEveryCommand) {
