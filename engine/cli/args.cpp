@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "triage/core/spelling.h"
@@ -11,6 +12,8 @@ namespace triage::cli {
 namespace {
 
 const OptionSpec kColorSpec{"color", "WHEN", "colour the output: auto (default), always, never", 0};
+const OptionSpec kNoColorSpec{"no-color", "", "the same as --color=never", 0};
+const OptionSpec kNoPagerSpec{"no-pager", "", "print a long report on a terminal without a pager", 0};
 const OptionSpec kHelpSpec{"help", "", "this help", 'h'};
 
 std::vector<OptionSpec>& LastHelpedOptions() {
@@ -35,6 +38,8 @@ const OptionSpec* Args::Find(const std::string& name) const {
   for (const auto& s : specs_)
     if (s.name == name) return &s;
   if (name == kColorSpec.name) return &kColorSpec;
+  if (name == kNoColorSpec.name) return &kNoColorSpec;
+  if (name == kNoPagerSpec.name) return &kNoPagerSpec;
   return nullptr;
 }
 
@@ -108,7 +113,8 @@ bool Args::Parse(const std::vector<std::string>& argv) {
           error_ = "option --" + spec->name + " takes no value";
           return false;
         }
-        values_.emplace(spec->name, "");
+        if (spec == &kNoColorSpec) color_ = ColorMode::kNever;
+        else values_.emplace(spec->name, "");
         continue;
       }
       if (!inline_value) {
@@ -167,6 +173,8 @@ bool Args::color() const { return ColorEnabled(color_, STDOUT_FILENO); }
 std::vector<OptionSpec> Args::Options() const {
   std::vector<OptionSpec> all = specs_;
   all.push_back(kColorSpec);
+  all.push_back(kNoColorSpec);
+  all.push_back(kNoPagerSpec);
   all.push_back(kHelpSpec);
   return all;
 }
@@ -187,6 +195,45 @@ std::string Args::Help() const {
     out << s.help << "\n";
   }
   return out.str();
+}
+
+bool GlobalOptionsAfterCommand(std::vector<std::string>& args, std::string& error) {
+  static const std::vector<std::string> kWithValue = {"db", "config", "color"};
+  static const std::vector<std::string> kFlags = {"no-color", "no-pager"};
+  std::vector<std::string> moved;
+  size_t i = 0;
+  while (i < args.size() && args[i].rfind("--", 0) == 0 && args[i].size() > 2) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "--version" || a == "--help-man") break;
+    const std::string name = a.substr(2, a.find('=') - 2);
+    const bool inline_value = a.find('=') != std::string::npos;
+    const bool takes_value =
+        std::find(kWithValue.begin(), kWithValue.end(), name) != kWithValue.end();
+    if (!takes_value && std::find(kFlags.begin(), kFlags.end(), name) == kFlags.end()) {
+      error = "unknown option " + a + " before the command (global ones: --db, --config, "
+              "--color, --no-color, --no-pager)";
+      return false;
+    }
+    moved.push_back(a);
+    ++i;
+    if (takes_value && !inline_value) {
+      if (i >= args.size()) {
+        error = "option " + a + " needs a value";
+        return false;
+      }
+      moved.push_back(args[i++]);
+    }
+  }
+  if (moved.empty()) return true;
+  if (i >= args.size()) {
+    error = "no command after " + moved.front() + " (see 'triage --help')";
+    return false;
+  }
+  std::vector<std::string> out{args[i]};
+  out.insert(out.end(), moved.begin(), moved.end());
+  out.insert(out.end(), args.begin() + std::ptrdiff_t(i) + 1, args.end());
+  args = std::move(out);
+  return true;
 }
 
 }  // namespace triage::cli

@@ -2,7 +2,9 @@
 // --name value), short aliases (-n 3, -n3, and flags bundled as -rf), positionals, and "-" as a
 // positional (stdin). Unknown options are errors, with the nearest known option suggested
 // ("did you mean --limit?"), so a typo never silently changes behaviour. Every command also
-// takes --help (-h) and --color=auto|always|never (color.h decides what they mean).
+// takes --help (-h), --color=auto|always|never, --no-color (color.h decides what they mean) and
+// --no-pager (pager.h; a command that prints no long report ignores it).
+// GlobalOptionsAfterCommand lets these and --db, --config be given before the command too.
 #pragma once
 
 #include <map>
@@ -63,5 +65,12 @@ class Args {
   ColorMode color_ = ColorMode::kAuto;
   std::string error_;
 };
+
+// `triage --db X history` as `triage history --db X`: the options every command (--color,
+// --no-color, --no-pager) or the store's commands (--db, --config) take, given before the command's name,
+// moved after it, where the command's own parser reads them. `args` starts with the first word
+// after `triage`; returns false (with `error`) for a leading option that is no global one, or one
+// whose value is missing. A leading "--help"/"--version" is left to main.
+bool GlobalOptionsAfterCommand(std::vector<std::string>& args, std::string& error);
 
 }  // namespace triage::cli

@@ -27,6 +27,7 @@
 #include "args.h"
 #include "command.h"
 #include "live.h"
+#include "pager.h"
 #include "split.h"
 #include "time_selection.h"
 #include "triage/core/analyzer.h"
@@ -53,12 +54,19 @@ constexpr const char* kUsage =
     "are read as they are written: each incident is reported as soon as it closes (after a fatal\n"
     "line once the stream is quiet for 0.5 s, after a traceback once it is quiet for 1 s), until the\n"
     "pipe ends or SIGINT/SIGTERM.\n\n"
+    "On a terminal the report is laid out for its width (--width): a log's line is cut, other\n"
+    "text wrapped; evidence that several ranks print alike is one line naming them; several\n"
+    "incidents get a line each first, many a count by cause at the end. A report longer than\n"
+    "the screen goes through a pager: TRIAGE_PAGER, else PAGER, else less -FRX (--no-pager: none).\n"
+    "A reader that closes the pipe early (`| head`) is no error.\n\n"
     "Exit codes: 0 analysed; 1 with --exit-code when an incident was found; 2 bad usage or\n"
     "an unreadable input (the other inputs are still analysed and reported).\n\n";
 
 struct Settings {
   bool json = false;
   bool color = false;  // the human report's ANSI colour (color.h)
+  size_t width = 0;    // --width, else the terminal's columns (pager.h); 0: no limit
+  bool pager = true;   // a long report on a terminal through a pager (pager.h); --no-pager
   bool jsonl = false;
   bool events = false;
   bool no_store = false;
@@ -462,11 +470,12 @@ int AnalyzeLive(const std::vector<std::string>& inputs,
       out = w.Take() + "\n";
     } else {
       if (found) out = "\n";
-      out += core::ReportText(one, color);
+      out += core::ReportText(one, core::TextOptions{color, s.width});
     }
     ++found;
     std::fwrite(out.data(), 1, out.size(), stdout);
-    std::fflush(stdout);
+    // A reader that closed the pipe (`| head -1`) wants no more: the stream is read no further.
+    if (std::fflush(stdout) != 0 && errno == EPIPE) g_stop.store(true);
   };
   cb.error = [&](const std::string& input, const std::string& why, bool failed) {
     PrintError(input, why);
@@ -550,7 +559,8 @@ void PrintReport(const std::vector<core::Incident>& incidents, const Settings& s
       std::fwrite(line.data(), 1, line.size(), stdout);
     }
   } else {
-    std::string text = core::ReportText(incidents, s.color);
+    std::string text = core::ReportText(incidents, core::TextOptions{s.color, s.width});
+    Pager pager(s.pager);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
 }
@@ -560,6 +570,17 @@ void PrintReport(const std::vector<core::Incident>& incidents, const Settings& s
 bool ReadSettings(const Args& args, Settings& s, unsigned& threads) {
   s.json = args.Has("json");
   s.color = args.color();
+  s.pager = !args.Has("no-pager");
+  s.width = TerminalWidth();
+  if (auto w = args.Get("width")) {
+    char* end = nullptr;
+    const long v = std::strtol(w->c_str(), &end, 10);
+    if (!end || *end || w->empty() || v < 0 || v > 10000) {
+      PrintError("analyze", "--width needs a number of columns (0: no limit), not '" + *w + "'");
+      return false;
+    }
+    s.width = size_t(v);
+  }
   s.jsonl = args.Has("jsonl");
   s.events = args.Has("events");
   s.no_store = args.Has("no-store");
@@ -604,8 +625,7 @@ bool ReadSettings(const Args& args, Settings& s, unsigned& threads) {
   return true;
 }
 
-int RunAnalyze(const std::vector<std::string>& argv) {
-  Args args;
+void DeclareOptions(Args& args) {
   args.Flag("json", "print one JSON document (docs/json-report.md) instead of the report")
       .Flag("jsonl", "print each incident as one JSON object on a line of its own, as soon as it closes")
       .Flag("follow", "follow the files as they grow, like tail -F (rotations too), until SIGINT/SIGTERM", 'f')
@@ -616,14 +636,22 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       .Option("db", "PATH", "the incident database (default: TRIAGE_DB, [store] path, XDG state)")
       .Flag("verify", "confirm or refute each cause with live checks on this host")
       .Flag("exit-code", "exit 1 when an incident was found")
+      .Option("width", "COLUMNS",
+              "lay the report out for this many columns (default: the terminal's; 0: no limit)")
       .Option("threads", "N", "inputs analysed at once (default: the number of cores)", 'j')
-      .Option("service", "NAME", "the service name (default: from the file name; stdin: 'stdin')")
+      .Option("service", "NAME",
+              "the service name, for piped input above all (default: from the file name; stdin: 'stdin')")
       .Option("host", "NAME",
               "the host the logs are from, where their lines name none (default: this machine)")
       .Option("rules", "DIR", "also load the rule files of DIR (repeatable; later ones override)")
       .Option("config", "FILE", "read this configuration file instead of the default places")
       .Flag("trust-log-paths",
             "let verifiers run interpreters named by the log when owned by root or you");
+}
+
+int RunAnalyze(const std::vector<std::string>& argv) {
+  Args args;
+  DeclareOptions(args);
   if (!args.Parse(argv)) {
     PrintError("analyze", args.error());
     return kExitUsage;

@@ -10,13 +10,14 @@ namespace {
 
 int RunConfig(const std::vector<std::string>& argv) {
   Args args;
-  args.Option("config", "FILE", "read this configuration file instead of the default places");
+  args.Option("config", "FILE", "read this configuration file instead of the default places")
+      .Flag("json", "print {\"file\", \"settings\": {KEY: {\"value\", \"origin\"}}} instead");
   if (!args.Parse(argv)) {
     PrintError("config", args.error());
     return kExitUsage;
   }
   if (args.help_requested()) {
-    std::cout << "Usage: triage config [--config FILE]\n\n"
+    std::cout << "Usage: triage config [--config FILE] [--json]\n\n"
                  "Prints the settings in force, each with where it came from: the file, an\n"
                  "environment variable, or the default.\n\n"
               << args.Help();
@@ -31,7 +32,8 @@ int RunConfig(const std::vector<std::string>& argv) {
     PrintError("config", cfg.status().message());
     return kExitUsage;
   }
-  std::cout << core::DescribeConfig(*cfg);
+  if (args.Has("json")) std::cout << core::DescribeConfigJson(*cfg) << "\n";
+  else std::cout << core::DescribeConfig(*cfg);
   return kExitOk;
 }
 

@@ -29,8 +29,11 @@ constexpr const char* kUsage =
     "deadline, and shows what would break and why. A check that cannot run here (no driver, no\n"
     "device, a permission) is 'unavailable' with the reason. Each row is printed as its check\n"
     "finishes.\n\n"
-    "Exit codes: 0 checks ran (whatever they found); with --exit-code, 1 when a check failed;\n"
-    "2 bad usage or configuration.\n\n";
+    "With --strict, a GPU node (an NVIDIA GPU on the PCI bus, or an NVIDIA device node) whose\n"
+    "driver does not answer fails gpu.devices instead of leaving it unavailable, and a failed\n"
+    "check is the exit status: for a CI job or a node's admission.\n\n"
+    "Exit codes: 0 checks ran (whatever they found); with --strict (or its older name\n"
+    "--exit-code), 1 when a check failed; 2 bad usage or configuration.\n\n";
 
 const char* Colour(verifiers::HostStatus s) {
   switch (s) {
@@ -58,7 +61,8 @@ int RunDoctor(const std::vector<std::string>& argv) {
   Args args;
   args.Flag("json", "print one JSON document (host, time, version, summary, checks) instead")
       .Flag("facts", "print each check's measured facts (JSON) under its row")
-      .Flag("exit-code", "exit 1 when a check failed (for a CI job or a node's admission)")
+      .Flag("strict", "a GPU node without a working driver fails; exit 1 when a check failed")
+      .Flag("exit-code", "the same as --strict")
       .Option("config", "FILE", "read this configuration file instead of the default places")
       .Option("deadline", "SECONDS", "per-check deadline (default: [verify] deadline, 10 s)")
       .Option("driver-path", "DIR", "look for libcuda.so.1 and libnvidia-ml.so.1 only here (repeatable)")
@@ -101,12 +105,17 @@ int RunDoctor(const std::vector<std::string>& argv) {
   const verifiers::Registry registry = verifiers::Registry::Builtin();
   const bool json = args.Has("json");
   const bool colour = !json && args.color();
+  const bool strict = args.Has("strict") || args.Has("exit-code");
   if (!json) std::cout << "CHECK                STATUS       DETAIL\n" << std::flush;
   std::vector<verifiers::HostCheck> checks = verifiers::RunHostChecks(
       vc, registry, [&](const verifiers::HostCheck& c) {
-        if (!json) PrintRow(c, colour, args.Has("facts"));
+        if (json) return;
+        std::vector<verifiers::HostCheck> one{c};
+        if (strict) verifiers::ApplyStrict(one, vc);
+        PrintRow(one[0], colour, args.Has("facts"));
       });
   std::array<int64_t, 4> count{};  // by HostStatus
+  if (strict) verifiers::ApplyStrict(checks, vc);
   for (const auto& c : checks) ++count[static_cast<size_t>(c.status)];
 
   if (json) {
@@ -129,7 +138,7 @@ int RunDoctor(const std::vector<std::string>& argv) {
     std::cout << w.str() << "\n";
   }
   const bool failed = count[static_cast<size_t>(verifiers::HostStatus::kFail)] > 0;
-  return failed && args.Has("exit-code") ? kExitFound : kExitOk;
+  return failed && strict ? kExitFound : kExitOk;
 }
 
 }  // namespace

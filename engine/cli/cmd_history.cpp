@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "history_common.h"
+#include "pager.h"
 #include "triage/json.h"
 
 namespace triage::cli {
@@ -121,6 +122,7 @@ int RunHistory(const std::vector<std::string>& argv) {
     table.Add({std::to_string(r.id), r.last_seen, std::to_string(r.occurrences), r.status,
                Clip(r.service, 24), host, Clip(r.top_cause, 40), Clip(r.title, 60)});
   }
+  Pager pager(!args.Has("no-pager"));
   std::cout << table.Render();
   return kExitOk;
 }

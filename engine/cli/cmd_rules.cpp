@@ -12,15 +12,16 @@
 #include "triage/core/config.h"
 #include "triage/core/rules.h"
 #include "triage/ingest/pipeline.h"
+#include "triage/json.h"
 #include "triage/terminal_text.h"
 
 namespace triage::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: triage rules list [--rules DIR...]\n"
+    "Usage: triage rules list [--rules DIR...] [--json]\n"
     "       triage rules check [DIR...]\n"
-    "       triage rules test FILE [--rules DIR...]\n\n"
+    "       triage rules test FILE [--rules DIR...] [--json]\n\n"
     "list   every signature and cause in force: id, kind, file and line\n"
     "check  validate rule folders (default: the shipped packs, the configuration's folders and\n"
     "       --rules); prints 'file:line: message' per fault and exits 1 when there is one\n"
@@ -56,18 +57,68 @@ std::vector<std::string> Folders(const Args& args, bool& ok) {
   return core::RuleFolders(config->rule_folders, args.GetAll("rules"));
 }
 
-int List(const core::RuleSet& rules) {
+std::vector<std::string> SignatureFlags(const core::SignatureRule& s) {
+  std::vector<std::string> flags;
+  if (s.fatal) flags.push_back("fatal");
+  if (s.benign) flags.push_back("benign");
+  if (s.restart) flags.push_back("restart");
+  if (flags.empty()) flags.push_back("signal");
+  return flags;
+}
+
+std::string ScopeOf(const core::SignatureRule& s) {
+  std::string scope = ScopeKindName(s.kind);
+  if (s.kind == core::ScopeKind::kAny || s.kind == core::ScopeKind::kTraceback)
+    scope += std::string("/") + ScopeExceptionName(s.exception);
+  return scope;
+}
+
+void StringArray(JsonWriter& w, const char* key, const std::vector<std::string>& values) {
+  w.Key(key).BeginArray();
+  for (const auto& v : values) w.String(v);
+  w.EndArray();
+}
+
+// `rules list --json`: {"signatures": [...], "causes": [...], "knowledge": {...}, "files": [...]}.
+std::string ListJson(const core::RuleSet& rules) {
+  JsonWriter w;
+  w.BeginObject().Key("signatures").BeginArray();
+  for (const auto& s : rules.signatures()) {
+    w.BeginObject().Key("id").String(s.id);
+    StringArray(w, "flags", SignatureFlags(s));
+    w.Key("scope").String(ScopeOf(s)).Key("strength").Double(s.strength);
+    StringArray(w, "literals", s.literals);
+    w.Key("file").String(s.file).Key("line").Int(s.line).EndObject();
+  }
+  w.EndArray().Key("causes").BeginArray();
+  for (const auto& c : rules.causes()) {
+    w.BeginObject().Key("id").String(c.id).Key("prior").Double(c.prior);
+    StringArray(w, "requires_any", c.requires_any);
+    StringArray(w, "requires_all", c.requires_all);
+    StringArray(w, "requires_none", c.requires_none);
+    w.Key("within").String(c.within == core::Within::kEvent ? "event" : "incident");
+    StringArray(w, "explains", c.explains);
+    w.Key("file").String(c.file).Key("line").Int(c.line).EndObject();
+  }
+  w.EndArray().Key("knowledge").BeginObject();
+  w.Key("architectures").Uint(rules.arches().size());
+  w.Key("library_minimums").Uint(rules.library_minimums().size());
+  w.Key("driver_minimums").Uint(rules.driver_minimums().size());
+  w.EndObject();
+  StringArray(w, "files", rules.files());
+  w.EndObject();
+  return w.Take();
+}
+
+int List(const core::RuleSet& rules, bool json) {
+  if (json) {
+    std::cout << ListJson(rules) << "\n";
+    return kExitOk;
+  }
   std::cout << "Signatures (" << rules.signatures().size() << "):\n";
   for (const auto& s : rules.signatures()) {
-    std::vector<std::string> flags;
-    if (s.fatal) flags.push_back("fatal");
-    if (s.benign) flags.push_back("benign");
-    if (s.restart) flags.push_back("restart");
-    if (flags.empty()) flags.push_back("signal");
-    std::cout << "  " << s.id << "  [" << Join(flags, ",") << "]  scope=" << ScopeKindName(s.kind);
-    if (s.kind == core::ScopeKind::kAny || s.kind == core::ScopeKind::kTraceback)
-      std::cout << "/" << ScopeExceptionName(s.exception);
-    std::cout << "  strength=" << s.strength << "  literal="
+    std::cout << "  " << s.id << "  [" << Join(SignatureFlags(s), ",") << "]  scope=" << ScopeOf(s)
+              << "  strength=" << s.strength << "  literal="
               << (s.literals.empty() ? std::string("(none: tried on every event)")
                                      : Quoted(Join(s.literals, "' | '")))
               << "  " << s.file << ":" << s.line << "\n";
@@ -90,87 +141,158 @@ int List(const core::RuleSet& rules) {
   return kExitOk;
 }
 
-int Test(const std::shared_ptr<const core::RuleSet>& rules, const std::string& path) {
-  auto src = ingest::OpenSource(path);
-  if (!src.ok()) {
-    PrintError(path, src.status().message());
-    return kExitUsage;
+// What `rules test` found in a file: each signature hit, the causes they support and the
+// incidents an analysis makes of it.
+struct RuleTest {
+  struct Hit {
+    core::SignatureHit hit;
+    std::string why;  // "final exception", "exception 2 of the chain", "fatal line" ...
+  };
+  struct Support {
+    std::string cause;
+    std::string verdict;  // "requirements hold", "requirements not met", "vetoed by requires.none"
+    std::vector<std::string> hit, not_hit;
+  };
+  std::string source;
+  size_t events = 0;
+  std::vector<Hit> hits;
+  std::vector<Support> causes;
+  std::vector<core::Incident> incidents;
+};
+
+std::vector<RuleTest::Support> CausesSupported(const core::RuleSet& rules,
+                                               const std::set<int>& hit_signatures) {
+  std::vector<RuleTest::Support> out;
+  auto hit = [&](const std::string& id) {
+    int s = rules.FindSignature(id);
+    return s >= 0 && hit_signatures.count(s);
+  };
+  for (const auto& c : rules.causes()) {
+    RuleTest::Support support{c.id, "", {}, {}};
+    for (const auto& id : c.requires_any) (hit(id) ? support.hit : support.not_hit).push_back(id);
+    for (const auto& id : c.requires_all) (hit(id) ? support.hit : support.not_hit).push_back(id);
+    if (support.hit.empty()) continue;
+    bool holds = (c.requires_any.empty() ||
+                  std::any_of(c.requires_any.begin(), c.requires_any.end(), hit)) &&
+                 std::all_of(c.requires_all.begin(), c.requires_all.end(), hit);
+    bool vetoed = std::any_of(c.requires_none.begin(), c.requires_none.end(), hit);
+    support.verdict = vetoed ? "vetoed by requires.none" : holds ? "requirements hold" : "requirements not met";
+    out.push_back(std::move(support));
   }
-  const auto& sigs = rules->signatures();
-  const std::string name = (*src)->name();
-  const std::string shown_name = TerminalText(name);
-  std::map<int, std::vector<uint64_t>> lines_by_sig;
-  size_t events = 0, hits_total = 0;
+  return out;
+}
+
+Result<RuleTest> RunRuleTest(const std::shared_ptr<const core::RuleSet>& rules, const std::string& path) {
+  auto src = ingest::OpenSource(path);
+  if (!src.ok()) return src.status();
+  RuleTest out;
+  out.source = (*src)->name();
+  std::set<int> hit_signatures;
   core::Analyzer analyzer(rules, {});
-  std::cout << "Signature hits in " << shown_name << ":\n";
   // Every line is decoded here (no prefilter), so that a rule is tested on what it sees.
   ingest::IngestCounters counters;
   Status st = ingest::IngestSource(**src, 0, {}, [&](ingest::Event&& ev) {
-    ++events;
-    for (const auto& h : rules->Match(ev)) {
-      ++hits_total;
-      const auto& s = sigs[size_t(h.signature)];
-      lines_by_sig[h.signature].push_back(h.line);
+    ++out.events;
+    for (auto& h : rules->Match(ev)) {
       std::string why;
       if (h.exception_index >= 0)
         why = h.final_exception ? "final exception" : "exception " + std::to_string(h.exception_index + 1) + " of the chain";
       else
         why = std::string(ingest::EventKindName(ev.kind)) + " line";
-      std::cout << "  " << shown_name << ":" << h.line << "  " << s.id;
-      if (s.fatal) std::cout << " [fatal]";
-      if (s.benign) std::cout << " [benign]";
-      if (s.restart) std::cout << " [restart]";
-      std::cout << "  (" << why << "; literal "
-                << (s.literals.empty() ? std::string("none") : Quoted(Join(s.literals, "' | '")))
-                << ", pattern matched \"" << TerminalText(h.matched) << "\")";
-      if (!h.captures.empty()) {
-        std::cout << "  captures:";
-        for (const auto& [k, v] : h.captures) std::cout << " " << k << "=" << TerminalText(v);
-      }
-      std::cout << "\n";
+      hit_signatures.insert(h.signature);
+      out.hits.push_back({std::move(h), std::move(why)});
     }
-    analyzer.Add(ev, name);
+    analyzer.Add(ev, out.source);
   }, {}, &counters);
-  if (!st.ok()) {
-    PrintError(path, st.message());
-    return kExitUsage;
-  }
+  if (!st.ok()) return st;
   analyzer.EndSource(0, counters.lines);
-  std::cout << events << " events, " << hits_total << " hits\n\nCauses these hits support:\n";
-  bool any = false;
-  for (const auto& c : rules->causes()) {
-    std::vector<std::string> have, missing;
-    auto hit = [&](const std::string& id) {
-      int s = rules->FindSignature(id);
-      return s >= 0 && lines_by_sig.count(s);
-    };
-    for (const auto& id : c.requires_any) (hit(id) ? have : missing).push_back(id);
-    for (const auto& id : c.requires_all) (hit(id) ? have : missing).push_back(id);
-    if (have.empty()) continue;
-    any = true;
-    bool holds = (c.requires_any.empty() ||
-                  std::any_of(c.requires_any.begin(), c.requires_any.end(), hit)) &&
-                 std::all_of(c.requires_all.begin(), c.requires_all.end(), hit);
-    bool vetoed = std::any_of(c.requires_none.begin(), c.requires_none.end(), hit);
-    std::cout << "  " << c.id << ": " << (vetoed ? "vetoed by requires.none" : holds ? "requirements hold" : "requirements not met")
-              << "  (hit: " << Join(have) << (missing.empty() ? "" : "; not hit: " + Join(missing))
-              << ")\n";
+  out.causes = CausesSupported(*rules, hit_signatures);
+  out.incidents = analyzer.Finish();
+  return out;
+}
+
+std::string LiteralsOf(const core::SignatureRule& s, const char* none) {
+  return s.literals.empty() ? std::string(none) : Quoted(Join(s.literals, "' | '"));
+}
+
+void PrintRuleTest(const core::RuleSet& rules, const RuleTest& t) {
+  const std::string shown_name = TerminalText(t.source);
+  std::cout << "Signature hits in " << shown_name << ":\n";
+  for (const auto& [h, why] : t.hits) {
+    const auto& s = rules.signatures()[size_t(h.signature)];
+    std::cout << "  " << shown_name << ":" << h.line << "  " << s.id;
+    if (s.fatal) std::cout << " [fatal]";
+    if (s.benign) std::cout << " [benign]";
+    if (s.restart) std::cout << " [restart]";
+    std::cout << "  (" << why << "; literal " << LiteralsOf(s, "none") << ", pattern matched \""
+              << TerminalText(h.matched) << "\")";
+    if (!h.captures.empty()) {
+      std::cout << "  captures:";
+      for (const auto& [k, v] : h.captures) std::cout << " " << k << "=" << TerminalText(v);
+    }
+    std::cout << "\n";
   }
-  if (!any) std::cout << "  (none)\n";
-  auto incidents = analyzer.Finish();
-  std::cout << "\nIncidents: " << incidents.size() << "\n";
-  for (const auto& inc : incidents) {
+  std::cout << t.events << " events, " << t.hits.size() << " hits\n\nCauses these hits support:\n";
+  for (const auto& c : t.causes)
+    std::cout << "  " << c.cause << ": " << c.verdict << "  (hit: " << Join(c.hit)
+              << (c.not_hit.empty() ? "" : "; not hit: " + Join(c.not_hit)) << ")\n";
+  if (t.causes.empty()) std::cout << "  (none)\n";
+  std::cout << "\nIncidents: " << t.incidents.size() << "\n";
+  for (const auto& inc : t.incidents) {
     std::cout << "  " << TerminalText(inc.source) << ":" << inc.first_line << "-" << inc.last_line << ":";
     for (const auto& c : inc.causes) std::cout << " " << c.rank << "." << c.cause << "(" << c.score << ")";
     std::cout << "\n";
   }
+}
+
+// `rules test --json`: {"source", "events", "hits": [...], "causes": [...], "incidents": [...]}.
+std::string RuleTestJson(const core::RuleSet& rules, const RuleTest& t) {
+  JsonWriter w;
+  w.BeginObject().Key("source").String(t.source).Key("events").Uint(t.events);
+  w.Key("hits").BeginArray();
+  for (const auto& [h, why] : t.hits) {
+    const auto& s = rules.signatures()[size_t(h.signature)];
+    w.BeginObject().Key("line").Uint(h.line).Key("signature").String(s.id);
+    StringArray(w, "flags", SignatureFlags(s));
+    w.Key("why").String(why).Key("matched").String(h.matched).Key("captures").BeginObject();
+    for (const auto& [k, v] : h.captures) w.Key(k).String(v);
+    w.EndObject().EndObject();
+  }
+  w.EndArray().Key("causes").BeginArray();
+  for (const auto& c : t.causes) {
+    w.BeginObject().Key("cause").String(c.cause).Key("verdict").String(c.verdict);
+    StringArray(w, "hit", c.hit);
+    StringArray(w, "not_hit", c.not_hit);
+    w.EndObject();
+  }
+  w.EndArray().Key("incidents").BeginArray();
+  for (const auto& inc : t.incidents) {
+    w.BeginObject().Key("source").String(inc.source).Key("first_line").Uint(inc.first_line);
+    w.Key("last_line").Uint(inc.last_line).Key("causes").BeginArray();
+    for (const auto& c : inc.causes)
+      w.BeginObject().Key("rank").Int(c.rank).Key("cause").String(c.cause).Key("score").Double(c.score).EndObject();
+    w.EndArray().EndObject();
+  }
+  w.EndArray().EndObject();
+  return w.Take();
+}
+
+int Test(const std::shared_ptr<const core::RuleSet>& rules, const std::string& path, bool json) {
+  auto result = RunRuleTest(rules, path);
+  if (!result.ok()) {
+    PrintError(path, result.status().message());
+    return kExitUsage;
+  }
+  if (json) std::cout << RuleTestJson(*rules, *result) << "\n";
+  else PrintRuleTest(*rules, *result);
   return kExitOk;
 }
 
 int RunRules(const std::vector<std::string>& argv) {
   Args args;
   args.Option("rules", "DIR", "also load the rule files of DIR (repeatable)")
-      .Option("config", "FILE", "read this configuration file instead of the default places");
+      .Option("config", "FILE", "read this configuration file instead of the default places")
+      .Flag("json", "list and test: print one JSON document instead");
   if (!args.Parse(argv)) {
     PrintError("rules", args.error());
     return kExitUsage;
@@ -197,7 +319,7 @@ int RunRules(const std::vector<std::string>& argv) {
     auto loaded = core::LoadRules(folders);
     for (const auto& d : loaded.diagnostics) std::cerr << "triage: " << TerminalText(d.ToString()) << "\n";
     if (!loaded.rules) return kExitUsage;
-    return List(*loaded.rules);
+    return List(*loaded.rules, args.Has("json"));
   }
   if (verb == "check") {
     std::vector<std::string> folders = rest;
@@ -230,7 +352,7 @@ int RunRules(const std::vector<std::string>& argv) {
     auto loaded = core::LoadRules(folders);
     for (const auto& d : loaded.diagnostics) std::cerr << "triage: " << TerminalText(d.ToString()) << "\n";
     if (!loaded.rules) return kExitUsage;
-    return Test(loaded.rules, rest[0]);
+    return Test(loaded.rules, rest[0], args.Has("json"));
   }
   PrintError("rules", "unknown verb '" + verb + "' (list, check, test)");
   return kExitUsage;

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "history_common.h"
+#include "pager.h"
 #include "triage/core/report.h"
 
 namespace triage::cli {
@@ -47,6 +48,8 @@ int RunShow(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   const auto& s = stored->summary;
+  const size_t width = TerminalWidth();
+  Pager pager(!args.Has("no-pager"));
   std::cout << "Incident " << s.id << " (" << TerminalText(s.status) << ")";
   if (!s.note.empty()) std::cout << ", note: " << TerminalText(s.note);
   std::cout << "\n  seen " << s.occurrences << (s.occurrences == 1 ? " time" : " times")
@@ -63,7 +66,7 @@ int RunShow(const std::vector<std::string>& argv) {
     std::cout << "\n";
   }
   std::cout << "\n";
-  std::cout << core::ReportText({stored->incident}, args.color());
+  std::cout << core::ReportText({stored->incident}, core::TextOptions{args.color(), width});
   return kExitOk;
 }
 

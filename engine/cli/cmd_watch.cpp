@@ -1,10 +1,13 @@
 // `triage watch DIR...`: the daemon. Its own log is logfmt on stderr (journald keeps it).
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <cerrno>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,8 +18,10 @@
 #include "args.h"
 #include "command.h"
 #include "live.h"
+#include "service_manager.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/config.h"
+#include "triage/core/host.h"
 #include "triage/daemon/daemon.h"
 #include "triage/daemon/file_selector.h"
 #include "triage/store/incident_sink.h"
@@ -64,6 +69,25 @@ void RaiseFileLimit() {
   }
 }
 
+// Says at start which kernel log the OOM-kill and Xid checks will read, or plainly why none
+// can be (a container's device cgroup refuses /dev/kmsg; a node without kern.log), so that
+// their 'inconclusive: permission' is no surprise.
+void LogKernelLog(const daemon::LogSink& log) {
+  if (!log) return;
+  std::string why;
+  for (const auto& path : verifiers::VerifyConfig{}.kernel_log_paths) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      ::close(fd);
+      log({daemon::LogRecord::Level::kInfo, "kernel_log", {{"path", path}}});
+      return;
+    }
+    why += (why.empty() ? "" : "; ") + path + ": " + std::strerror(errno);
+  }
+  log({daemon::LogRecord::Level::kWarning, "kernel_log.unreadable",
+       {{"reason", why}, {"effect", "the OOM-kill and Xid checks answer inconclusive"}}});
+}
+
 std::atomic<bool> g_stop{false};
 extern "C" void OnWatchStop(int) { g_stop.store(true); }
 
@@ -80,6 +104,7 @@ int WatchStdin(const daemon::WatchOptions& o) {
     PrintError("config", config.status().message());
     return kExitUsage;
   }
+  if (!o.host.empty()) core::UseHostName({o.host, "--host"});
   core::RuleLoadResult loaded =
       core::LoadRules(core::RuleFolders(config->rule_folders, o.rule_folders));
   for (const auto& d : loaded.diagnostics) PrintError(d.ToString(), "rule skipped");
@@ -137,7 +162,9 @@ int WatchStdin(const daemon::WatchOptions& o) {
 int RunWatch(const std::vector<std::string>& argv) {
   Args args;
   args.Option("db", "PATH", "the database (default: TRIAGE_DB, [store] path, ~/.local/state/triage/triage.db)")
-      .Option("host", "NAME", "the host of incidents whose lines name none (default: this machine)")
+      .Option("host", "NAME",
+              "this machine's name for the store, metrics, notifications, checks and checkpoints "
+              "(default: TRIAGE_HOST, [host] name, NODE_NAME, the host name)")
       .Option("include", "GLOB", "select files whose name matches (repeatable; replaces the defaults)")
       .Option("exclude", "GLOB", "skip files whose name matches (repeatable)")
       .Flag("recursive", "watch subfolders too", 'r')
@@ -205,15 +232,19 @@ int RunWatch(const std::vector<std::string>& argv) {
       return kExitUsage;
     }
   }
-  o.log = [min_level](const daemon::LogRecord& r) {
+  // Under systemd, journald reads a "<N>" prefix as the line's priority (journalctl -p err).
+  const bool journal = StderrIsJournal();
+  o.log = [min_level, journal](const daemon::LogRecord& r) {
     if (r.level < min_level) return;
     // Logfmt escapes C0 controls; what a terminal would still act on (C1, bytes that are not
     // UTF-8) is made visible too.
-    std::string line = TerminalText(daemon::FormatLogfmt(r));
+    std::string line = journal ? JournalPriorityPrefix(r.level) : std::string();
+    line += TerminalText(daemon::FormatLogfmt(r));
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);
   };
+  o.service_state = [](const char* state) { NotifyServiceManager(state); };
   o.runner_factory = [](const core::Config& c) -> std::unique_ptr<core::VerificationRunner> {
     verifiers::VerifyConfig vc;
     vc.deadline_seconds = c.verify_deadline_seconds;
@@ -230,6 +261,16 @@ int RunWatch(const std::vector<std::string>& argv) {
     return WatchStdin(o);
   }
   RaiseFileLimit();
+  // The name the daemon gives this machine everywhere (core/host.h): --host, TRIAGE_HOST, the
+  // configuration's [host] name (read here once: a reload does not rename the host), NODE_NAME,
+  // gethostname. The daemon reads and reports a broken configuration itself.
+  auto config = core::LoadConfig(o.config_path);
+  core::UseHostName(core::ResolveHostName(args.Get("host"), config.ok() ? *config : core::Config{}));
+  if (o.log) {
+    const core::HostName host = core::ThisHostWithOrigin();
+    o.log({daemon::LogRecord::Level::kInfo, "host", {{"name", host.name}, {"from", host.origin}}});
+  }
+  if (!o.once) LogKernelLog(o.log);
   Status st = daemon::Run(o);
   if (!st.ok()) {
     PrintError("watch", st.message());

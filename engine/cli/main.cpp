@@ -1,4 +1,7 @@
 // triage's entry point: dispatches to the registered subcommands.
+#include <poll.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -7,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "command.h"
 #include "manual.h"
+#include "triage/core/host.h"
 #include "triage/core/rules.h"
 #include "triage/core/spelling.h"
 #include "triage/terminal_text.h"
@@ -42,19 +47,32 @@ void PrintError(std::string_view what, std::string_view why) {
 
 Result<core::Config> LoadConfiguration(const std::optional<std::string>& explicit_path) {
   auto config = core::LoadConfig(explicit_path);
-  if (config.ok())
-    for (const auto& w : config->warnings) std::cerr << "triage: warning: " << w << "\n";
+  if (!config.ok()) return config;
+  for (const auto& w : config->warnings) std::cerr << "triage: warning: " << w << "\n";
+  // This machine's name for everything the command does (core/host.h); the daemon's --host
+  // overrides it.
+  core::UseHostName(core::ResolveHostName(std::nullopt, *config));
   return config;
 }
 
 }  // namespace triage::cli
 
 
+// Whether standard output is a pipe or socket whose reader has gone (`triage history | head -1`
+// after head's exit): poll(2) reports POLLERR for a pipe with no reader left.
+bool StdoutReaderGone() {
+  struct pollfd p {STDOUT_FILENO, 0, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+}
+
 // The report is the command's product: a write to standard output that failed (a full disk,
-// /dev/full, a closed pipe) is an error, reported and visible in the exit status.
+// /dev/full) is an error, reported and visible in the exit status. A reader that closed the pipe
+// early (`| head -1`) took what it wanted: that is no error, as for ripgrep or ls, and the
+// command's own status stands.
 int CheckedExit(int code) {
   std::cout.flush();
   const bool failed = std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (failed && (errno == EPIPE || StdoutReaderGone())) return code;
   if (failed) {
     const int err = errno;
     std::cerr << "triage: standard output: " << (err ? std::strerror(err) : "write failed")
@@ -68,9 +86,21 @@ int main(int argc, char** argv) {
   // A file-size limit (RLIMIT_FSIZE) would kill the process with SIGXFSZ and no word; ignored,
   // the write fails with EFBIG and is reported like the full disk it amounts to.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A reader that closes the pipe gives EPIPE on the next write instead of ending the process
+  // with SIGPIPE (exit 141); CheckedExit tells that apart from a failed write. Caught, not
+  // ignored: an ignored signal stays ignored in the programs the hooks and verifiers exec,
+  // a caught one is back to its default there.
+  struct sigaction pipe_action {};
+  pipe_action.sa_handler = [](int) {};
+  sigemptyset(&pipe_action.sa_mask);
+  sigaction(SIGPIPE, &pipe_action, nullptr);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << triage::cli::TopLevelHelp();
+    return triage::cli::kExitUsage;
+  }
+  if (std::string why; !triage::cli::GlobalOptionsAfterCommand(args, why)) {
+    std::cerr << "triage: " << triage::TerminalText(why) << "\n";
     return triage::cli::kExitUsage;
   }
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {

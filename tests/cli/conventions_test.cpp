@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -41,9 +42,11 @@ class Sandbox {
     std::ofstream(path_ + "/" + name) << text;
     return path_ + "/" + name;
   }
-  // The environment of a run: nothing of the caller's but PATH, then `extra`.
+  // The environment of a run: nothing of the caller's but PATH, then `extra`. No pager: a run
+  // on a pseudo-terminal would wait in one for keys nobody presses (first_screen_test.cpp tests
+  // the pager).
   std::vector<std::string> Environment(const std::vector<std::string>& extra) const {
-    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + path_,
+    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + path_, "TRIAGE_PAGER=cat",
                                     "XDG_CONFIG_HOME=" + path_ + "/config",
                                     "XDG_STATE_HOME=" + path_ + "/state",
                                     "TRIAGE_RULES_DIR=" + std::string(TRIAGE_SOURCE_DIR) + "/rules"};
@@ -215,6 +218,99 @@ TEST(ConfigKeys, AnUnknownKeyWarnsWithFileAndLineAndTheRestLoads) {
   EXPECT_NE(analyze.err.find(file + ":3: unknown key watch.folder"), std::string::npos) << analyze.err;
 }
 
+// --- global options, closed pipes, JSON of every listing ------------------------------------
+
+// `triage --db X history` as `triage history --db X`: the options that find the store and set
+// the colour may come before the command, as git's do.
+TEST(GlobalOptions, BeforeTheCommandTheyAreTheCommandsOwn) {
+  Sandbox box;
+  const std::string db = box.path() + "/elsewhere.db";
+  Outcome analyze = Triage(box, {"--db", db, "analyze", kExample});
+  ASSERT_EQ(analyze.code, 0) << analyze.err;
+  Outcome history = Triage(box, {"--db=" + db, "history", "--json"});
+  ASSERT_EQ(history.code, 0) << history.err;
+  EXPECT_NE(history.out.find("cuda.toolkit_too_old_for_arch"), std::string::npos) << history.out;
+  // The default store (XDG state) was never written: --db reached analyze.
+  EXPECT_FALSE(fs::exists(box.path() + "/state/triage/triage.db"));
+
+  const std::vector<std::string> force = {"CLICOLOR_FORCE=1"};
+  EXPECT_TRUE(Coloured(Triage(box, {"analyze", "--no-store", kExample}, force).out));
+  EXPECT_FALSE(Coloured(Triage(box, {"--no-color", "analyze", "--no-store", kExample}, force).out));
+  EXPECT_FALSE(Coloured(Triage(box, {"analyze", "--no-color", "--no-store", kExample}, force).out));
+  EXPECT_FALSE(Coloured(Triage(box, {"--color", "never", "analyze", "--no-store", kExample}, force).out));
+  const std::string config = box.Write("c.toml", "[watch]\nquiet_gap = 42\n");
+  EXPECT_NE(Triage(box, {"--config", config, "config"}).out.find("watch.quiet_gap = 42"), std::string::npos);
+
+  Outcome unknown = Triage(box, {"--limit", "3", "history"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_EQ(unknown.err.rfind("triage: unknown option --limit before the command", 0), 0u) << unknown.err;
+  Outcome alone = Triage(box, {"--db", db});
+  EXPECT_EQ(alone.code, 2);
+  EXPECT_NE(alone.err.find("no command after --db"), std::string::npos) << alone.err;
+}
+
+// `analyze ... | head -1`: the reader had what it wanted; triage exits 0 with no error, and the
+// line read is the report's first.
+TEST(ClosedPipe, AnalyzeIntoHeadExitsZeroAndTheFirstLineIsTheReports) {
+  Sandbox box;
+  // The corpus' logs: a report larger than a pipe holds, so that a write meets the closed pipe.
+  const std::string triage = "env -i PATH=/usr/bin:/bin HOME=" + box.path() + " TRIAGE_RULES_DIR=" +
+                             TRIAGE_SOURCE_DIR + "/rules " + TRIAGE_BINARY + " analyze --no-store " +
+                             TRIAGE_SOURCE_DIR + "/tests/data/corpus/cases/*.log";
+  const std::string whole = box.path() + "/whole", head = box.path() + "/head", err = box.path() + "/err";
+  ASSERT_EQ(std::system((triage + " >" + whole + " 2>/dev/null").c_str()), 0);
+  const std::string report = Slurp(whole);
+  ASSERT_GT(report.size(), 200000u) << "more than a pipe holds";
+  const int status = std::system(("bash -c '" + triage + " 2>" + err + " | head -1 >" + head +
+                                  "; exit ${PIPESTATUS[0]}'").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(Slurp(head), report.substr(0, report.find('\n') + 1));
+  EXPECT_EQ(Slurp(err), "");
+  // The same for a listing, and a write that fails for another reason is still an error.
+  const std::string list = std::string(TRIAGE_BINARY) + " rules list";
+  const int listed = std::system(("bash -c '" + list + " 2>" + err + " | head -1 >/dev/null; exit ${PIPESTATUS[0]}'").c_str());
+  EXPECT_EQ(WEXITSTATUS(listed), 0);
+  EXPECT_EQ(Slurp(err), "");
+  const int full = std::system((list + " >/dev/full 2>/dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(full), 2);
+}
+
+TEST(Json, ConfigGivesEachSettingWithItsValueAndOrigin) {
+  Sandbox box;
+  const std::string file = box.Write("config.toml", "[watch]\nquiet_gap = 60\nfolders = [\"/var/log/a\"]\n"
+                                                    "[verify]\nenabled = true\n");
+  Outcome r = Triage(box, {"config", "--json", "--config", file}, {"TRIAGE_HOST=gpu-node-3"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("{\"file\":\"" + file + "\",\"settings\":{\"host.name\":{\"value\":\"gpu-node-3\",\"origin\":\"TRIAGE_HOST\"}", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\"watch.quiet_gap\":{\"value\":60,\"origin\":\"" + file + "\"}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"watch.folders\":{\"value\":[\"/var/log/a\"],\"origin\":\"" + file + "\"}"), std::string::npos);
+  EXPECT_NE(r.out.find("\"verify.enabled\":{\"value\":true,"), std::string::npos);
+  EXPECT_NE(r.out.find("\"notify.webhook\":{\"value\":\"\",\"origin\":\"default\"}"), std::string::npos);
+  EXPECT_EQ(r.out.back(), '\n');
+}
+
+TEST(Json, RulesListAndTestAreDocuments) {
+  Sandbox box;
+  Outcome list = Triage(box, {"rules", "list", "--json"});
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(list.out.rfind("{\"signatures\":[{\"id\":\"", 0), 0u) << list.out.substr(0, 200);
+  EXPECT_NE(list.out.find("\"causes\":[{\"id\":\""), std::string::npos);
+  EXPECT_NE(list.out.find("\"knowledge\":{\"architectures\":"), std::string::npos);
+  EXPECT_NE(list.out.find("{\"id\":\"cuda.toolkit_too_old_for_arch\",\"prior\":"), std::string::npos);
+  Outcome test = Triage(box, {"rules", "test", "--json", kExample});
+  ASSERT_EQ(test.code, 0) << test.err;
+  EXPECT_EQ(test.out.rfind("{\"source\":\"" + kExample + "\",\"events\":", 0), 0u) << test.out.substr(0, 200);
+  EXPECT_NE(test.out.find("\"hits\":[{\"line\":"), std::string::npos);
+  EXPECT_NE(test.out.find("{\"cause\":\"cuda.toolkit_too_old_for_arch\",\"verdict\":\"requirements hold\""),
+            std::string::npos);
+  EXPECT_NE(test.out.find("\"incidents\":[{\"source\":"), std::string::npos);
+  EXPECT_NE(test.out.find("\"cause\":\"cuda.toolkit_too_old_for_arch\",\"score\":"), std::string::npos);
+  // The text form still says the same.
+  Outcome text = Triage(box, {"rules", "test", kExample});
+  EXPECT_NE(text.out.find("cuda.toolkit_too_old_for_arch: requirements hold"), std::string::npos) << text.out;
+}
+
 // --- the man page and the completions --------------------------------------------------------
 
 // roff back to the text it shows: what --help-man escaped, unescaped.
@@ -300,10 +396,10 @@ TEST(Completions, FishCompletesCommandsAndOptions) {
   const std::string file = box.Write("triage.fish", Triage(box, {"completions", "fish"}).out);
   const std::string script = "source " + file + "\n"
                              "complete -C 'triage sea'\n"
-                             "complete -C 'triage doctor --exit'\n";
+                             "complete -C 'triage doctor --str'\n";
   EXPECT_EQ(Shell(box, "fish", script),
             "search\tfull-text search over stored evidence\n"
-            "--exit-code\texit 1 when a check failed (for a CI job or a node's admission)\n");
+            "--strict\ta GPU node without a working driver fails; exit 1 when a check failed\n");
 }
 
 TEST(Completions, ZshScriptParsesAndNamesEveryCommand) {

@@ -23,7 +23,8 @@ if [ $check = 1 ]; then out=$tmp/out; mkdir -p "$out"; fi
 
 # The host name is the machine's: masked so that the files compare on any machine.
 mask() {
-  sed -E -e 's/"host":( ?)"[^"]*"/"host":\1"<host>"/g' -e 's/^(Incident[^:]*: .*) on [^ ]+$/\1 on <host>/'
+  sed -E -e 's/"host":( ?)"[^"]*"/"host":\1"<host>"/g' -e 's/^(Incident[^:]*: .*) on [^ ]+$/\1 on <host>/' \
+      -e 's/^(  (#[0-9]+|[0-9]+\.) [^ ]+) on [^ ,]+, /\1 on <host>, /'
 }
 run() {
   # SOURCE_DATE_EPOCH (2027-01-01): the year of a year-less log time, whenever the logs were

@@ -4,9 +4,12 @@ what it is told to watch.
 
 Checks: every document is YAML with apiVersion and kind; the container runs `triage watch`; each
 folder the daemon watches (its command-line folders and the ConfigMap's [watch] folders) lies
-under a read-only mount of the same host path; /var/log/pods, /var/log/containers and /dev/kmsg
-are mounted read-only; the store is a writable hostPath holding the database the daemon is given;
-the NVIDIA runtime is selected; the scrape annotations name the port the configuration listens on.
+under a read-only mount of the same host path; /var/log/pods, /var/log/containers and
+/var/log/kern.log are mounted read-only, /dev/kmsg only in a privileged pod (a container's device
+cgroup refuses it otherwise); the store is a writable hostPath holding the database the daemon is
+given; the NVIDIA runtime is selected; NODE_NAME comes from spec.nodeName; the scrape annotations,
+the PodMonitor and the /healthz probes name the port the configuration listens on, which is not
+9400 (dcgm-exporter's).
 
 Usage: daemonset_test.py MANIFEST
 """
@@ -98,7 +101,11 @@ def main():
             fail(f"{path} is mounted from {v}, not the node")
         return best, v["hostPath"]
 
-    for path in folders + ["/var/log/pods", "/var/log/containers", "/dev/kmsg"]:
+    privileged = container.get("securityContext", {}).get("privileged") is True
+    kmsg_mounted = any(under("/dev/kmsg", m["mountPath"]) for m in mounts)
+    if kmsg_mounted and not privileged:
+        fail("/dev/kmsg is mounted in a pod that is not privileged: its device cgroup refuses it")
+    for path in folders + ["/var/log/pods", "/var/log/containers", "/var/log/kern.log"]:
         m, host = host_mount(path)
         if m.get("readOnly") is not True:
             fail(f"{path} is mounted writable")
@@ -125,8 +132,31 @@ def main():
     listen = options.get("--metrics") or config.get("metrics", {}).get("listen") or fail("no metrics address")
     if listen.rsplit(":", 1)[1] != port:
         fail(f"metrics listen on {listen}, annotation says port {port}")
-    if int(port) not in [p["containerPort"] for p in container.get("ports", [])]:
+    ports = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
+    if int(port) not in ports.values():
         fail(f"port {port} is not a containerPort")
+    if int(port) == 9400:
+        fail("metrics on 9400, dcgm-exporter's default port on the same nodes")
+    port_name = [n for n, p in ports.items() if p == int(port)][0]
+
+    env = {e["name"]: e for e in container.get("env", [])}
+    node = env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+    if node != "spec.nodeName":
+        fail(f"NODE_NAME does not come from spec.nodeName: {env.get('NODE_NAME')}")
+
+    for probe in ("livenessProbe", "readinessProbe"):
+        get = container.get(probe, {}).get("httpGet") or fail(f"no {probe} over http")
+        if get.get("path") != "/healthz" or get.get("port") not in (port_name, int(port)):
+            fail(f"{probe} is not /healthz on the metrics port: {get}")
+
+    monitor = by_kind.get("PodMonitor") or fail("no PodMonitor")
+    labels = pod["metadata"].get("labels", {})
+    wanted = monitor["spec"]["selector"].get("matchLabels", {})
+    if not wanted or any(labels.get(k) != v for k, v in wanted.items()):
+        fail(f"the PodMonitor selects {wanted}, the pods are labelled {labels}")
+    endpoints = monitor["spec"].get("podMetricsEndpoints", [])
+    if not any(e.get("port") == port_name and e.get("path", "/metrics") == "/metrics" for e in endpoints):
+        fail(f"the PodMonitor does not scrape /metrics on port {port_name}: {endpoints}")
     print(f"ok: watches {folders} read-only, store {db}, metrics {listen}")
 
 

@@ -17,7 +17,7 @@ deb=${debs[0]}
 
 dpkg-deb -c "$deb" | awk '{print $6}' >"$work/files"
 for f in ./usr/bin/triage ./usr/share/triage/rules/cuda.toml ./usr/share/triage/rules/taxonomy.toml \
-         ./usr/share/man/man1/triage.1 ./usr/share/bash-completion/completions/triage \
+         ./usr/share/man/man1/triage.1.gz ./usr/share/bash-completion/completions/triage \
          ./usr/share/zsh/vendor-completions/_triage ./usr/share/fish/vendor_completions.d/triage.fish \
          ./usr/lib/systemd/system/triage.service ./usr/lib/sysusers.d/triage.conf \
          ./usr/share/doc/triage/README.md ./usr/share/doc/triage/service.md \
@@ -39,7 +39,7 @@ bin=$work/root/usr/bin/triage
 unit=$work/root/usr/lib/systemd/system/triage.service
 grep -qx 'Documentation=man:triage(1) file:///usr/share/doc/triage/service.md' "$unit" || fail "unit Documentation="
 grep -q '^ExecStart=/usr/bin/triage watch ' "$unit" || fail "unit ExecStart= is not the packaged binary"
-cmp -s "$work/root/usr/share/man/man1/triage.1" <(env -i "$bin" --help-man) || fail "triage.1 differs from --help-man"
+cmp -s <(gzip -dc "$work/root/usr/share/man/man1/triage.1.gz") <(env -i "$bin" --help-man) || fail "triage.1 differs from --help-man"
 
 # Unpacked anywhere, with no environment: the rules beside the binary, the example's cause first.
 example=$source/examples/sglang-blackwell/sglang-server.log
@@ -49,4 +49,40 @@ first=$(grep -o '"cause":"[^"]*"' <<<"$report" | head -n 1)
 env -i "$bin" rules list >"$work/rules"
 grep -q " $work/root/usr/share/triage/rules/cuda.toml:" "$work/rules" || fail "rules not read from beside the binary"
 ! grep -q " $source/rules/" "$work/rules" || fail "rules read from the source tree"
+# The copyright file Debian's policy asks for, and a stripped binary.
+grep -qx './usr/share/doc/triage/copyright' "$work/files" || fail "no /usr/share/doc/triage/copyright"
+! file -L "$bin" | grep -q 'not stripped' || fail "the binary is not stripped: $(file -L "$bin")"
+
+# Removal stops the service: prerm remove asks systemd (through deb-systemd-invoke, here a
+# stand-in that notes its arguments) to stop triage.service; an upgrade leaves it running. Run
+# where /run/systemd/system exists, as on a booted systemd host (a tmpfs over /run in a mount
+# namespace of its own; skipped without the privilege for one).
+dpkg-deb -e "$deb" "$work/control"
+[ -x "$work/control/prerm" ] || fail "the package has no prerm"
+mkdir "$work/fakebin"
+printf '#!/bin/sh\necho "$*" >>"%s"\n' "$work/invoked" >"$work/fakebin/deb-systemd-invoke"
+chmod +x "$work/fakebin/deb-systemd-invoke"
+in_systemd() {
+  unshare -m --propagation private sh -c \
+    'mount -t tmpfs none /run && mkdir -p /run/systemd/system && PATH="$1:$PATH" sh "$2" "$3" "$4"' \
+    sh "$work/fakebin" "$work/control/prerm" "$@"
+}
+if unshare -m true 2>/dev/null; then
+  : >"$work/invoked"
+  in_systemd remove "" || fail "prerm remove exited $?"
+  [ "$(cat "$work/invoked")" = "stop triage.service" ] || fail "prerm remove: '$(cat "$work/invoked")', not a stop"
+  : >"$work/invoked"
+  in_systemd upgrade 0.9.0 || fail "prerm upgrade exited $?"
+  [ ! -s "$work/invoked" ] || fail "prerm upgrade stopped the service: $(cat "$work/invoked")"
+else
+  echo "note: no mount namespace here; prerm's stop not run"
+fi
+
+# lintian, where installed (the test set-up may `apt-get install lintian`): no error, no warning.
+if command -v lintian >/dev/null; then
+  lintian --fail-on error,warning "$deb" >"$work/lintian" 2>&1 || { cat "$work/lintian" >&2; fail "lintian"; }
+  echo "lintian: $(grep -c . "$work/lintian" || true) notes, no error or warning"
+else
+  echo "note: lintian is not installed; not run"
+fi
 echo "ok: $(basename "$deb"), $(wc -l <"$work/files") entries, Depends: $depends"

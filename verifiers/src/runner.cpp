@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "common.h"
+#include "triage/core/host.h"
 #include "triage/core/known_bugs.h"
 #include "triage/core/versions.h"
 #include "triage/verifiers/detail/site.h"
@@ -135,11 +136,7 @@ void WriteAll(int fd, const std::string& data) {
   }
 }
 
-std::string HostName() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
+std::string HostName() { return core::ThisHost(); }
 
 std::string DeadlineText(double seconds) {
   char buf[64];

@@ -19,6 +19,7 @@
 #include "ranker.h"
 #include "times.h"
 #include "triage/core/config.h"
+#include "triage/core/host.h"
 #include "triage/core/known_bugs.h"
 #include "triage/core/rules.h"
 #include "triage/core/versions.h"
@@ -174,12 +175,6 @@ void SayZone(const ingest::LogZone& zone, Incident& inc) {
       inc.zone.clear();
       break;
   }
-}
-
-std::string HostName() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
 }
 
 }  // namespace
@@ -1044,7 +1039,7 @@ Analyzer::Analyzer(std::shared_ptr<const RuleSet> rules, AnalyzerOptions options
     : impl_(std::make_unique<Impl>()) {
   impl_->rules = std::move(rules);
   impl_->options = std::move(options);
-  impl_->default_host = impl_->options.host.empty() ? HostName() : impl_->options.host;
+  impl_->default_host = impl_->options.host.empty() ? ThisHost() : impl_->options.host;
 }
 
 Analyzer::~Analyzer() = default;

@@ -8,7 +8,9 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "triage/core/host.h"
 #include "triage/core/spelling.h"
+#include "triage/json.h"
 #include "triage/redact.h"
 
 namespace triage::core {
@@ -143,6 +145,7 @@ Status Parse(const std::string& file, Config& cfg) {
   // shared store's; a key outside this list is a warning (a typo must not pass unseen, and a
   // newer configuration must still load), a section outside it an error.
   static const std::vector<std::pair<std::string, std::vector<std::string>>> kKnown = {
+      {"host", {"name"}},
       {"analyze", {"timezone"}},
       {"rules", {"folders"}},
       {"store", {"path", "url"}},
@@ -182,6 +185,7 @@ Status Parse(const std::string& file, Config& cfg) {
   for (auto& [line, warning] : unknown) cfg.warnings.push_back(std::move(warning));
   cfg.file = file;
   Status s;
+  if (!(s = ReadString(t, "host", "name", cfg.host_name, cfg, file)).ok()) return s;
   if (!(s = ReadTimezone(t, cfg, file)).ok()) return s;
   if (!(s = ReadStrings(t, "rules", "folders", cfg.rule_folders, cfg, file)).ok()) return s;
   if (const toml::node* n = t["store"]["path"].node()) {
@@ -311,41 +315,91 @@ std::string ResolveDbPath(const std::optional<std::string>& flag, const Config& 
   return EnvOr("XDG_STATE_HOME", Home() + "/.local/state") + "/triage/triage.db";
 }
 
-std::string DescribeConfig(const Config& c) {
-  std::ostringstream out;
+std::vector<ConfigSetting> ConfigSettings(const Config& c) {
+  using Kind = ConfigSetting::Kind;
+  std::vector<ConfigSetting> out;
   auto origin = [&](const std::string& key) {
     auto it = c.origin.find(key);
     return it == c.origin.end() ? std::string("default") : it->second;
   };
-  auto line = [&](const std::string& key, const std::string& value) {
-    out << key << " = " << value << "  # " << origin(key) << "\n";
+  auto text = [&](const std::string& key, const std::string& value) {
+    out.push_back({key, Kind::kString, {value}, 0, false, origin(key)});
   };
-  out << "# configuration file: " << (c.file.empty() ? "none (defaults)" : c.file) << "\n";
-  line("analyze.timezone", Quote(c.timezone ? FormatUtcOffset(*c.timezone) : ""));
-  line("rules.folders", List(c.rule_folders));
-  std::string db = ResolveDbPath(std::nullopt, c);
-  db = RedactSecrets(db);  // a PostgreSQL address's password, in any of its forms
+  auto list = [&](const std::string& key, const std::vector<std::string>& value) {
+    out.push_back({key, Kind::kStrings, value, 0, false, origin(key)});
+  };
+  auto number = [&](const std::string& key, double value) {
+    out.push_back({key, Kind::kNumber, {}, value, false, origin(key)});
+  };
+  const HostName host = ResolveHostName(std::nullopt, c);
+  out.push_back({"host.name", Kind::kString, {host.name}, 0, false, host.origin});
+  text("analyze.timezone", c.timezone ? FormatUtcOffset(*c.timezone) : "");
+  list("rules.folders", c.rule_folders);
   const char* env = std::getenv("TRIAGE_DB");
-  out << "store.path = " << Quote(db) << "  # "
-      << (env && *env ? "TRIAGE_DB"
-                      : (c.store_path || c.store_url ? origin("store.path") : "default"))
-      << "\n";
-  line("watch.folders", List(c.watch_folders));
-  line("watch.include", List(c.watch_include));
-  line("watch.exclude", List(c.watch_exclude));
-  line("watch.quiet_gap", Number(c.quiet_gap_seconds));
-  line("verify.enabled", c.verify_enabled ? "true" : "false");
-  line("verify.deadline", Number(c.verify_deadline_seconds));
-  line("verify.allowed_prefixes", List(c.verify_allowed_prefixes));
-  line("verify.driver_paths", List(c.verify_driver_paths));
-  line("verify.toolkit_paths", List(c.verify_toolkit_paths));
-  line("metrics.listen", Quote(c.metrics_listen));
-  line("metrics.textfile", Quote(c.metrics_textfile));
-  line("notify.exec", List(c.notify_exec));
-  line("notify.webhook", Quote(RedactSecrets(c.notify_webhook)));
-  line("notify.deadline", Number(c.notify_deadline_seconds));
-  line("notify.per_minute", Number(c.notify_per_minute));
+  // A PostgreSQL address's password, in any of its forms, is not shown.
+  out.push_back({"store.path", Kind::kString, {RedactSecrets(ResolveDbPath(std::nullopt, c))}, 0,
+                 false,
+                 env && *env ? "TRIAGE_DB"
+                             : (c.store_path || c.store_url ? origin("store.path") : "default")});
+  list("watch.folders", c.watch_folders);
+  list("watch.include", c.watch_include);
+  list("watch.exclude", c.watch_exclude);
+  number("watch.quiet_gap", c.quiet_gap_seconds);
+  out.push_back({"verify.enabled", Kind::kBool, {}, 0, c.verify_enabled, origin("verify.enabled")});
+  number("verify.deadline", c.verify_deadline_seconds);
+  list("verify.allowed_prefixes", c.verify_allowed_prefixes);
+  list("verify.driver_paths", c.verify_driver_paths);
+  list("verify.toolkit_paths", c.verify_toolkit_paths);
+  text("metrics.listen", c.metrics_listen);
+  text("metrics.textfile", c.metrics_textfile);
+  list("notify.exec", c.notify_exec);
+  text("notify.webhook", RedactSecrets(c.notify_webhook));
+  number("notify.deadline", c.notify_deadline_seconds);
+  number("notify.per_minute", c.notify_per_minute);
+  return out;
+}
+
+std::string DescribeConfig(const Config& c) {
+  using Kind = ConfigSetting::Kind;
+  std::ostringstream out;
+  out << "# configuration file: " << (c.file.empty() ? "none (defaults)" : c.file) << "\n";
+  for (const auto& s : ConfigSettings(c)) {
+    out << s.key << " = ";
+    switch (s.kind) {
+      case Kind::kString: out << Quote(s.strings.front()); break;
+      case Kind::kStrings: out << List(s.strings); break;
+      case Kind::kNumber: out << Number(s.number); break;
+      case Kind::kBool: out << (s.boolean ? "true" : "false"); break;
+    }
+    out << "  # " << s.origin << "\n";
+  }
   return out.str();
+}
+
+std::string DescribeConfigJson(const Config& c) {
+  using Kind = ConfigSetting::Kind;
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("file");
+  if (c.file.empty()) w.Null();
+  else w.String(c.file);
+  w.Key("settings").BeginObject();
+  for (const auto& s : ConfigSettings(c)) {
+    w.Key(s.key).BeginObject().Key("value");
+    switch (s.kind) {
+      case Kind::kString: w.String(s.strings.front()); break;
+      case Kind::kStrings:
+        w.BeginArray();
+        for (const auto& v : s.strings) w.String(v);
+        w.EndArray();
+        break;
+      case Kind::kNumber: w.Double(s.number); break;
+      case Kind::kBool: w.Bool(s.boolean); break;
+    }
+    w.Key("origin").String(s.origin).EndObject();
+  }
+  w.EndObject().EndObject();
+  return w.Take();
 }
 
 }  // namespace triage::core

@@ -425,9 +425,13 @@ void FoldJobs(std::vector<Incident>& incidents, const std::vector<JobInput>& inp
       for (const auto& p : left) {
         bool with = p.index == head.index;
         // The same process's other reports of its failure (its error file beside its log), and
-        // its peers' collective failures.
+        // its peers' collective failures. Where none failed on its own (a hang), a process the
+        // head's incident already names may report later (its error file, written when the
+        // watchdog ends it), the others only at the same time.
         if (!with && (p.victim || p.actor == head.actor)) {
-          const double reach = head.victim ? 10 : reach_seconds;
+          const auto& named = incidents[head.index].actors;
+          const bool known = std::find(named.begin(), named.end(), p.actor) != named.end();
+          const double reach = head.victim && !known ? 10 : reach_seconds;
           with = !p.start || !head.start ||
                  (*p.start >= *head.start - 10 && *p.start <= *head.start + reach);
         }

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
 #include <string_view>
 
+#include "text_layout.h"
 #include "triage/terminal_text.h"
 
 namespace triage::core {
@@ -254,11 +256,63 @@ std::string Shortened(const std::string& text, size_t max) {
   return text.substr(0, end) + "...";
 }
 
+// Each evidence line, or a run of them that says the same for several ranks as one:
+// "file:197-204  TP0-TP7 (8 lines): Failed to get device capability ...". At the terminal's
+// width a cause's own evidence is wrapped, whole (it is what proves the cause); a symptom's is
+// cut (`cut`).
 void EvidenceLines(std::ostringstream& out, const std::vector<Evidence>& ev, const Palette& p,
-                   const std::string& indent) {
-  for (const auto& e : ev) {
-    out << indent << p("36", T(e.source) + ":" + std::to_string(e.line)) << "  " << T(Shortened(e.text, 200))
-        << "\n";
+                   const std::string& indent, bool cut) {
+  for (const auto& run : detail::FoldEvidence(ev)) {
+    const Evidence& e = *run.first;
+    if (cut) out << detail::kCutMark;
+    out << indent;
+    if (run.count == 1) {
+      out << p("36", T(e.source) + ":" + std::to_string(e.line)) << "  " << T(Shortened(e.text, 200))
+          << "\n";
+      continue;
+    }
+    out << p("36", T(e.source) + ":" + std::to_string(e.line) + "-" + std::to_string(run.last->line))
+        << "  " << T(run.who) << (run.who.empty() ? "" : " ") << "(" << run.count
+        << " lines): " << T(Shortened(run.body, 200)) << "\n";
+  }
+}
+
+// With several incidents, one line each before the details: which service failed, where, and
+// its first cause.
+void SummaryLines(std::ostringstream& out, const std::vector<Incident>& incidents, const Palette& p) {
+  out << p("1", std::to_string(incidents.size()) + " incidents:") << "\n";
+  for (size_t n = 0; n < incidents.size(); ++n) {
+    const Incident& inc = incidents[n];
+    out << detail::kCutMark << "  ";
+    if (inc.id) out << "#" << *inc.id;
+    else out << n + 1 << ".";
+    out << " " << T(inc.service) << " on " << T(inc.host) << ", " << T(inc.source) << ":"
+        << inc.first_line << "-" << inc.last_line << ": ";
+    if (inc.causes.empty()) out << "no cause ranked";
+    else out << T(inc.causes.front().title) << "  (" << T(inc.causes.front().cause) << ")";
+    out << "\n";
+  }
+  out << "\n";
+}
+
+// After many incidents, how many had each first cause, most first.
+constexpr size_t kManyIncidents = 10;
+void ByCauseLines(std::ostringstream& out, const std::vector<Incident>& incidents, const Palette& p) {
+  std::map<std::string, std::pair<size_t, std::string>> by_cause;  // cause -> (count, title)
+  for (const auto& inc : incidents) {
+    const std::string cause = inc.causes.empty() ? "(none)" : inc.causes.front().cause;
+    auto& entry = by_cause[cause];
+    ++entry.first;
+    if (entry.second.empty() && !inc.causes.empty()) entry.second = inc.causes.front().title;
+  }
+  std::vector<std::pair<std::string, std::pair<size_t, std::string>>> rows(by_cause.begin(), by_cause.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  out << "\n" << p("1", "By cause (" + std::to_string(incidents.size()) + " incidents):") << "\n";
+  for (const auto& [cause, entry] : rows) {
+    std::string count = std::to_string(entry.first);
+    count.insert(0, count.size() < 6 ? 6 - count.size() : 0, ' ');
+    out << detail::kCutMark << count << "  " << T(cause) << "  " << T(entry.second) << "\n";
   }
 }
 
@@ -314,12 +368,17 @@ std::string ZoneLine(const Incident& inc) {
 }  // namespace
 
 std::string ReportText(const std::vector<Incident>& incidents, bool color) {
+  return ReportText(incidents, TextOptions{color, 0});
+}
+
+std::string ReportText(const std::vector<Incident>& incidents, const TextOptions& options) {
   std::ostringstream out;
-  Palette p{color};
+  Palette p{options.color};
   if (incidents.empty()) {
     out << "No incident: no failure found.\n";
     return out.str();
   }
+  if (incidents.size() > 1) SummaryLines(out, incidents, p);
   for (size_t n = 0; n < incidents.size(); ++n) {
     const Incident& inc = incidents[n];
     if (n) out << "\n";
@@ -352,14 +411,14 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
       if (!c.independent) out << "  (shares evidence with another cause)";
       else if (inc.causes.size() > 1) out << "  (independent)";
       out << "\n";
-      EvidenceLines(out, c.evidence, p, "     ");
+      EvidenceLines(out, c.evidence, p, "     ", /*cut=*/false);
       if (!c.remedy.empty()) out << "     " << p("32", "fix:") << " " << T(c.remedy) << "\n";
       for (const auto& kb : c.known_bugs)
         out << "     " << p("1;35", "known bug:") << " " << T(KnownBugLine(kb)) << "\n"
             << "       " << T(kb.issue) << "\n";
       for (const auto& s : c.symptoms) {
         out << "     " << p("2", "symptom:") << " " << T(s.title) << "  (" << T(s.cause) << ")\n";
-        EvidenceLines(out, s.evidence, p, "       ");
+        EvidenceLines(out, s.evidence, p, "       ", /*cut=*/true);
       }
       for (const auto& v : c.verifications) {
         out << "     " << p("1", "check") << " " << T(v.verifier) << ": "
@@ -369,7 +428,8 @@ std::string ReportText(const std::vector<Incident>& incidents, bool color) {
       }
     }
   }
-  return out.str();
+  if (incidents.size() >= kManyIncidents) ByCauseLines(out, incidents, p);
+  return detail::FitToWidth(out.str(), options.width);
 }
 
 }  // namespace triage::core

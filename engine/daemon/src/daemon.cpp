@@ -261,6 +261,7 @@ Status Daemon::Start() {
     if (Status st = StartExporter(); !st.ok()) return st;
     WriteHeartbeat(true);
     HeartbeatLater();
+    if (opts_.service_state) opts_.service_state("READY=1");
   }
   return Status::Ok();
 }
@@ -578,10 +579,12 @@ void Daemon::WaitForSignal() {
 void Daemon::OnSignal(int signo) {
   if (signo != SIGHUP) {
     log_.Info("watch.stop", {{"signal", signo == SIGTERM ? "TERM" : "INT"}});
+    if (opts_.service_state) opts_.service_state("STOPPING=1");
     Shutdown();
     return;
   }
   ++counters_.reloads;
+  if (opts_.service_state) opts_.service_state("RELOADING=1");
   if (Status st = LoadSettings(/*initial=*/false); !st.ok()) {
     log_.Error("reload", st.message(), {{"kept", "previous rules and configuration"}});
   } else {
@@ -596,6 +599,7 @@ void Daemon::OnSignal(int signo) {
         }
     folders_->RescanAll();
   }
+  if (opts_.service_state) opts_.service_state("READY=1");
   WaitForSignal();
 }
 

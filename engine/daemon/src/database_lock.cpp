@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "file_io.h"
+#include "triage/core/host.h"
 #include "triage/store/store.h"
 
 namespace triage::daemon::detail {
@@ -27,10 +28,8 @@ std::string LockPath(const std::string& db_path) {
   const fs::path dir = base / "triage";
   std::error_code ec;
   fs::create_directories(dir, ec);
-  // The name the store keys this machine's checkpoints by (gethostname).
-  char machine[256] = {};
-  if (gethostname(machine, sizeof machine - 1) != 0) machine[0] = '\0';
-  const uint64_t key = HeadHash(std::string(machine) + '\n' + db_path);
+  // The name the store keys this machine's checkpoints by (core/host.h).
+  const uint64_t key = HeadHash(core::ThisHost() + '\n' + db_path);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key));
   return (dir / ("watch-" + std::string(hex) + ".lock")).string();

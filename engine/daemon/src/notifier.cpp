@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "triage/core/host.h"
 #include "triage/core/report.h"
 #include "triage/json.h"
 
@@ -27,11 +28,7 @@ constexpr size_t kStderrKept = 1024;
 constexpr size_t kTextPart = 200;  // bytes of each log-borne part of the summary line
 constexpr auto kPollStep = std::chrono::milliseconds(20);
 
-std::string ThisHost() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
+std::string ThisHost() { return core::ThisHost(); }
 
 // A part of the summary line: one line, no control characters, bounded, and nothing a chat
 // reads as markup (the text comes from a log): Slack's commands and mentions ("<!channel>",

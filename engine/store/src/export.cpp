@@ -35,6 +35,9 @@ std::string StoredIncidentJson(const StoredIncident& stored) {
     extra.Key("first_seen").String(h.first_seen).Key("last_seen").String(h.last_seen).EndObject();
   }
   extra.EndArray();
+  // Where `export --after-cursor` continues from after this incident (its id, as text: the
+  // form may change, the meaning not).
+  extra.Key("cursor").String(std::to_string(stored.summary.id));
   extra.Key("activity").BeginArray();
   for (const auto& a : stored.activity) {
     extra.BeginObject().Key("time").String(a.time).Key("action").String(a.action);
@@ -55,6 +58,12 @@ Status Store::Export(const std::optional<std::string>& since,
 
 Status Store::Export(const std::optional<std::string>& since, const std::optional<std::string>& until,
                      const std::function<Status(std::string_view line)>& line) {
+  return ExportAfter(-1, since, until, line);
+}
+
+Status Store::ExportAfter(int64_t after_id, const std::optional<std::string>& since,
+                          const std::optional<std::string>& until,
+                          const std::function<Status(std::string_view line)>& line) {
   detail::Db& db = *impl_->db;
   auto txn = detail::Transaction::Begin(db, detail::Transaction::Mode::kRead);
   if (!txn.ok()) return txn.status().Annotate("export");
@@ -64,16 +73,23 @@ Status Store::Export(const std::optional<std::string>& since, const std::optiona
     if (!from) from = since;
   }
   if (until) to = NormalizeTime(*until).value_or(*until);
-  // Built from constant fragments; every value is bound.
+  // Built from constant fragments; every value is bound, numbered in order (PostgreSQL wants
+  // no gap in the numbers).
   std::string sql = "SELECT id FROM incidents WHERE 1 = 1";
-  if (from) sql += " AND last_seen >= ?1";
-  if (to) sql += " AND first_seen <= ?2";
-  sql += " ORDER BY last_seen, id";
+  int n = 0;
+  const int from_at = from ? ++n : 0, to_at = to ? ++n : 0, after_at = after_id >= 0 ? ++n : 0;
+  if (from) sql += " AND last_seen >= ?" + std::to_string(from_at);
+  if (to) sql += " AND first_seen <= ?" + std::to_string(to_at);
+  // A cursor's order is the order of storing: an incident stored later than the cursor's is
+  // after it, whatever its log's times say (a late-read log's incidents are not skipped).
+  if (after_at) sql += " AND id > ?" + std::to_string(after_at) + " ORDER BY id";
+  else sql += " ORDER BY last_seen, id";
   auto st = db.Prepare(sql);
   if (!st.ok()) return st.status().Annotate("export");
   detail::StmtUse ids(**st);
-  if (from) ids->Bind(1, *from);
-  if (to) ids->Bind(2, *to);
+  if (from) ids->Bind(from_at, *from);
+  if (to) ids->Bind(to_at, *to);
+  if (after_at) ids->Bind(after_at, after_id);
   for (;;) {
     auto row = ids->Step();
     if (!row.ok()) return row.status().Annotate("export");

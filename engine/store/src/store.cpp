@@ -13,6 +13,7 @@
 #include <set>
 #include <tuple>
 
+#include "triage/core/host.h"
 #include "postgres.h"
 #include "schema.h"
 #include "sqlite.h"
@@ -327,16 +328,10 @@ const char* ForDialect(const Db& db, const char* sqlite, const char* postgres) {
   return db.dialect() == Dialect::kPostgres ? postgres : sqlite;
 }
 
-// This machine's name: PostgreSQL is shared by many hosts, so each keeps its own checkpoints
-// and heartbeat there.
-const std::string& ThisHost() {
-  static const std::string name = [] {
-    char buf[256] = {};
-    if (gethostname(buf, sizeof buf - 1) != 0 || !*buf) return std::string("localhost");
-    return std::string(buf);
-  }();
-  return name;
-}
+// This machine's name (core/host.h: NODE_NAME in a pod, not the pod's name): PostgreSQL is
+// shared by many hosts, so each keeps its own checkpoints and heartbeat there, and a rollout
+// that renames the pod finds the node's checkpoints again.
+std::string ThisHost() { return core::ThisHost(); }
 
 // The keys and values of a JSON object of strings (or numbers, read as text).
 constexpr const char* kSqliteObjectRows = "SELECT key, value FROM json_each(?1)";

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "fixtures.h"
@@ -185,6 +187,75 @@ TEST_F(HistoryCli, StatsAndExport) {
   EXPECT_EQ(Count(e.out, "\"causes\":["), 2u);
   auto since = Triage({"export", "--db", db_, "--since", "2026-11-02"});
   EXPECT_EQ(Count(since.out, "\n"), 1u);
+}
+
+// export --after-cursor: each line's cursor continues the next call from there, in the order of
+// storing; an incident of an older log stored later is still after the cursor, a recurrence is
+// not printed again, and no incident is skipped or printed twice.
+TEST_F(HistoryCli, ExportAfterCursorContinuesWhereTheLastLineEnded) {
+  auto cursor_of = [](const std::string& line) {
+    const auto p = line.rfind("\"cursor\":\"");
+    return p == std::string::npos ? std::string() : line.substr(p + 10, line.find('"', p + 10) - p - 10);
+  };
+  auto lines = [](const std::string& out) {
+    std::vector<std::string> v;
+    for (size_t b = 0, e; (e = out.find('\n', b)) != std::string::npos; b = e + 1) v.push_back(out.substr(b, e - b));
+    return v;
+  };
+  Record({ToolkitTooOld("sglang", "120", "a.log", 1, "2026-11-03T00:00:00"),
+          ToolkitTooOld("vllm", "90", "b.log", 2, "2026-11-04T00:00:00")});
+  auto first = Triage({"export", "--db", db_, "--after-cursor", "0"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto got = lines(first.out);
+  ASSERT_EQ(got.size(), 2u) << first.out;
+  EXPECT_EQ(FirstId(got[0]), ids_[0]);
+  const std::string cursor = cursor_of(got[1]);
+  EXPECT_EQ(cursor, std::to_string(ids_[1]));
+
+  auto none = Triage({"export", "--db", db_, "--after-cursor", cursor});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out, "");
+
+  // A log of an earlier day read now, and a recurrence of the first incident.
+  Record({ToolkitTooOld("trainer", "80", "c.log", 3, "2026-10-01T00:00:00"),
+          ToolkitTooOld("sglang", "120", "d.log", 4, "2026-11-05T00:00:00")});
+  ASSERT_EQ(ids_[3], ids_[0]);
+  auto next = Triage({"export", "--db", db_, "--after-cursor", cursor});
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  got = lines(next.out);
+  ASSERT_EQ(got.size(), 1u) << next.out;
+  EXPECT_EQ(FirstId(got[0]), ids_[2]);
+  EXPECT_NE(got[0].find("\"service\":\"trainer\""), std::string::npos);
+  EXPECT_EQ(Triage({"export", "--db", db_, "--after-cursor", cursor_of(got[0])}).out, "");
+
+  auto bad = Triage({"export", "--db", db_, "--after-cursor", "yesterday"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "triage: export: --after-cursor takes the \"cursor\" of an exported line, not 'yesterday'\n");
+}
+
+// `history | head -1`: the reader that closes the pipe after a line ends nothing badly: exit 0,
+// no error, and the line it read is the first of the whole table.
+TEST_F(HistoryCli, AReaderThatClosesThePipeEarlyIsNoError) {
+  std::vector<core::Incident> many;
+  for (int64_t n = 1; n <= 4000; ++n) many.push_back(Numbered(n, 1, 1));
+  Record(many);
+  const std::string whole = dir_.File("whole"), head = dir_.File("head"), err = dir_.File("err");
+  const std::string triage = std::string(TRIAGE_BINARY) + " history --limit 0 --db " + db_;
+  ASSERT_EQ(std::system((triage + " >" + whole).c_str()), 0);
+  std::ifstream in(whole);
+  std::string first_line;
+  std::getline(in, first_line);
+  ASSERT_GT(std::filesystem::file_size(whole), 200000u) << "more than a pipe holds";
+  // bash's PIPESTATUS: triage's own status, not head's.
+  const std::string cmd = "bash -c '" + triage + " 2>" + err + " | head -1 >" + head +
+                          "; exit ${PIPESTATUS[0]}'";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream h(head), e(err);
+  std::string got((std::istreambuf_iterator<char>(h)), {}), errors((std::istreambuf_iterator<char>(e)), {});
+  EXPECT_EQ(got, first_line + "\n");
+  EXPECT_EQ(errors, "");
 }
 
 TEST_F(HistoryCli, BadUsageExitsTwoWithTheReason) {

@@ -264,15 +264,15 @@ TEST_F(FleetWatch, DaemonsOfTwoMachinesSharingAStateFolderBothRun) {
   EXPECT_EQ(history[0].hosts, 2);
 }
 
-// Two daemons of one machine would share its checkpoints (docs/schema.md): the second is
-// refused, whatever --host it is given, and the first goes on.
-TEST_F(FleetWatch, ASecondDaemonOfTheSameMachineIsRefused) {
+// Two daemons of one host name would share its checkpoints (docs/schema.md): the second is
+// refused, and the first goes on.
+TEST_F(FleetWatch, ASecondDaemonOfTheSameHostIsRefused) {
   const fs::path home = Home("gpu-a");
   WatchProcess first(home, Args("gpu-a", {(home / "logs").string()}));
   ASSERT_TRUE(first.Running()) << first.Log();
   const fs::path other = tmp_ / "other";
   fs::create_directories(other);
-  std::vector<std::string> args = Args("gpu-b", {other.string()});
+  std::vector<std::string> args = Args("gpu-a", {other.string()});
   args.insert(args.begin(), "watch");
   const pid_t second = Spawn(args, home, home / "second.out", home / "second.err");
   const int rc = WaitFor(second, 20s);

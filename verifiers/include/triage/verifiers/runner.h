@@ -49,6 +49,9 @@ struct VerifyConfig {
   // Where the GPU device nodes are (nvidiactl, nvidia0...), to tell "permission" from "no
   // device" when the driver refuses.
   std::string device_node_dir = "/dev";
+  // The PCI functions (each a folder with `vendor` and `class`), for telling a GPU node without
+  // a driver from a machine without a GPU (doctor --strict).
+  std::string pci_device_dir = "/sys/bus/pci/devices";
   // The kernel log: read in order, the first readable one is used.
   std::vector<std::string> kernel_log_paths = {"/dev/kmsg", "/var/log/kern.log"};
   // cgroup v2 mount, for memory.events.

@@ -194,6 +194,16 @@ struct HostCheck {
 std::vector<HostCheck> RunHostChecks(const VerifyConfig& config, const Registry& registry,
                                      const std::function<void(const HostCheck&)>& on_done = {});
 
+// What shows that this machine has an NVIDIA GPU, driver or not ("an NVIDIA GPU on the PCI bus at
+// 0000:3b:00.0": a display-class function of vendor 0x10de in `pci_device_dir`, or an NVIDIA
+// device node in `device_node_dir`); empty when nothing does.
+std::string NvidiaHardware(const VerifyConfig& config);
+
+// `doctor --strict`: on a machine with NVIDIA hardware, the device check that could not reach a
+// driver (gpu.devices 'unavailable') fails, its detail naming the hardware. Other checks keep
+// their status.
+void ApplyStrict(std::vector<HostCheck>& checks, const VerifyConfig& config);
+
 // This machine's name, as the verifications' `host` says it.
 std::string ThisHostName();
 

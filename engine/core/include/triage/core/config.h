@@ -19,6 +19,8 @@ namespace triage::core {
 struct Config {
   // [rules]
   std::vector<std::string> rule_folders;  // extra folders, after the shipped packs
+  // [host]
+  std::string host_name;  // this machine's name as triage gives it (host.h); empty: not set
   // [analyze]
   // The zone of the logs' times that carry none, seconds east of UTC (docs/log-formats.md,
   // "Times"); nullopt: the offset a wrapper's clock shows against the program's, else UTC.
@@ -39,7 +41,7 @@ struct Config {
   std::vector<std::string> verify_driver_paths;      // where libcuda/libnvidia-ml are looked for
   std::vector<std::string> verify_toolkit_paths;     // where CUDA toolkits are looked for
   // [metrics] (docs/metrics.md)
-  std::string metrics_listen;    // "127.0.0.1:9400": serve /metrics there; empty: not served
+  std::string metrics_listen;    // "127.0.0.1:9464": serve /metrics there; empty: not served
   std::string metrics_textfile;  // a file for node_exporter's textfile collector; empty: none
   // [notify] (docs/notifications.md)
   std::vector<std::string> notify_exec;  // argv (an absolute program path first); empty: none
@@ -60,8 +62,22 @@ struct Config {
 // section is one of `warnings`.
 Result<Config> LoadConfig(const std::optional<std::string>& explicit_path);
 
+// One setting in force, for `triage config`: its key ("store.path"), its value and where the
+// value came from (the file, an environment variable, "default").
+struct ConfigSetting {
+  std::string key;
+  enum class Kind { kString, kStrings, kNumber, kBool } kind = Kind::kString;
+  std::vector<std::string> strings;  // kString: one; kStrings: the list
+  double number = 0;
+  bool boolean = false;
+  std::string origin;
+};
+std::vector<ConfigSetting> ConfigSettings(const Config& config);
+
 // The settings in force, one "key = value  # origin" line each (for `triage config`).
 std::string DescribeConfig(const Config& config);
+// The same as one JSON document: {"file": PATH|null, "settings": {KEY: {"value", "origin"}}}.
+std::string DescribeConfigJson(const Config& config);
 
 // Seconds east of UTC of a zone as the `timezone` setting writes it: "UTC", "Z", "+08:00",
 // "-05:30", "+0800", "+08", "UTC+08:00"; nullopt for anything else.

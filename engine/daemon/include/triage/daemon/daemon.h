@@ -153,7 +153,7 @@ struct WatchOptions {
   // How long a checkpoint that moved with no incident may wait before it is written (bounds the
   // re-reading after a crash and the write rate).
   double checkpoint_seconds = 1;
-  // Serve /metrics and /healthz here ("127.0.0.1:9400", port 0: any free one, logged as
+  // Serve /metrics and /healthz here ("127.0.0.1:9464", port 0: any free one, logged as
   // `metrics.listen`); empty: the configuration's [metrics] listen, else not served. The
   // configuration's [metrics] textfile is written every `metrics_textfile_seconds`. Neither
   // with `once`. (docs/metrics.md)
@@ -162,6 +162,10 @@ struct WatchOptions {
   // The version triage_build_info reports.
   std::string version;
   LogSink log;  // may be empty: no log
+  // The service manager's news (sd_notify's states): "READY=1" once the folders are watched and
+  // /metrics is served, "RELOADING=1" then "READY=1" around a SIGHUP's reload, "STOPPING=1" when
+  // a stop begins. Not with `once`. May be empty.
+  std::function<void(const char* state)> service_state;
 };
 
 // Runs the daemon until SIGTERM/SIGINT (or, with `once`, until every file is caught up).

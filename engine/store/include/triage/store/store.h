@@ -241,6 +241,12 @@ class Store {
   // The same, only incidents first seen at or before `until` (when given) too.
   Status Export(const std::optional<std::string>& since, const std::optional<std::string>& until,
                 const std::function<Status(std::string_view line)>& line);
+  // `export --after-cursor`: the incidents stored after the one whose id is `after_id` (0: from
+  // the first), in the order they were stored (by id), the time bounds as above. Each line's
+  // "cursor" is where a next call continues from.
+  Status ExportAfter(int64_t after_id, const std::optional<std::string>& since,
+                     const std::optional<std::string>& until,
+                     const std::function<Status(std::string_view line)>& line);
 
   // Adds verdicts for `cause` (a root cause id) of incident `id`. The latest verdict per
   // (cause, verifier, host) is kept. NotFound when the incident or cause is unknown.
