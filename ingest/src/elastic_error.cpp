@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "wrapper.h"
+
 namespace triage::ingest::detail {
 
 namespace {
@@ -74,23 +76,7 @@ class Reader {
     i_ += 4;
     return true;
   }
-  static void Utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out.push_back(char(cp));
-    } else if (cp < 0x800) {
-      out.push_back(char(0xC0 | (cp >> 6)));
-      out.push_back(char(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out.push_back(char(0xE0 | (cp >> 12)));
-      out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(char(0x80 | (cp & 0x3F)));
-    } else {
-      out.push_back(char(0xF0 | (cp >> 18)));
-      out.push_back(char(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(char(0x80 | (cp & 0x3F)));
-    }
-  }
+
   // A string; its value into `out` unless null. A lone surrogate becomes U+FFFD.
   bool String(std::string* out) {
     if (!Eat('"')) return false;
@@ -125,7 +111,7 @@ class Reader {
             else i_ = back;
           }
           if (cp >= 0xD800 && cp < 0xE000) cp = 0xFFFD;
-          if (out) Utf8(*out, cp);
+          if (out) AppendUtf8(*out, cp);
           continue;
         }
         default:

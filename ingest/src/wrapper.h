@@ -47,6 +47,9 @@ enum class WrapperKind { kNone, kCri, kJournalJson, kSyslog5424, kElasticError }
 // "none", "cri", "journald-json", "rfc5424", "torchelastic-error"
 const char* WrapperKindName(WrapperKind kind);
 
+// Appends the code point `cp` to `out` as UTF-8 (the decoders of JSON text).
+void AppendUtf8(std::string& out, uint32_t cp);
+
 struct WrapperFields {
   std::string_view time;     // ISO 8601 with its zone ("...Z", "...+02:00"); empty: none
   std::string_view host;     // empty: none
