@@ -75,7 +75,12 @@ TEST(Vocabulary, EveryRowAsALogLineIsClassifiedAsItsTableSays) {
         std::string got = incidents.empty() || incidents[0].causes.empty()
                               ? "<no incident>"
                               : rules->TaxonomyIdOf(incidents[0].causes[0].cause);
-        if (got != r.cause) {
+        // A row the table leaves unclassified (its code alone names no root cause) may be
+        // classified by a written rule that knows the line's words in context.
+        const bool written = r.cause == "unclassified" && !incidents.empty() &&
+                             !incidents[0].causes.empty() && got != "unclassified" &&
+                             incidents[0].causes[0].cause.find(".vocab_") == std::string::npos;
+        if (got != r.cause && !written) {
           ++n_wrong;
           if (n_wrong <= 40)
             wrong << "  " << t.id << " " << r.name << ": \"" << sample << "\" -> " << got
