@@ -44,8 +44,8 @@ cmp -s <(gzip -dc "$work/root/usr/share/man/man1/triage.1.gz") <(env -i "$bin" -
 # Unpacked anywhere, with no environment: the rules beside the binary, the example's cause first.
 example=$source/examples/sglang-blackwell/sglang-server.log
 report=$(cd "$work" && env -i "$bin" analyze --no-store --json "$example") || fail "analyze exited $?"
-first=$(grep -o '"cause":"[^"]*"' <<<"$report" | head -n 1)
-[ "$first" = '"cause":"cuda.toolkit_too_old_for_arch"' ] || fail "first cause is $first"
+first=$(grep -o '"causes":\[{"cause":"[^"]*"' <<<"$report" | head -n 1)
+[ "$first" = '"causes":[{"cause":"cuda.toolkit_too_old_for_arch"' ] || fail "first cause is $first"
 env -i "$bin" rules list >"$work/rules"
 grep -q " $work/root/usr/share/triage/rules/cuda.toml:" "$work/rules" || fail "rules not read from beside the binary"
 ! grep -q " $source/rules/" "$work/rules" || fail "rules read from the source tree"

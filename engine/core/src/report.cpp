@@ -334,6 +334,17 @@ std::string ActorsLine(const Incident& inc) {
   return line;
 }
 
+// Whether the ranks' timeline says more than the line that names them: a process that did not
+// fail on its own (a victim, a hung or exited one), one failing later than the first, or what
+// one did or missed. Ranks that all failed at once, alike (the TP workers of one service), are
+// said by "TP0 failed first; also ..." alone, and their timeline would push the cause off the
+// first screen.
+bool TimelineTells(const Incident& inc) {
+  return std::any_of(inc.ranks.begin(), inc.ranks.end(), [](const RankState& r) {
+    return r.state != "failed" || !r.detail.empty() || (r.offset_seconds && *r.offset_seconds > 0);
+  });
+}
+
 // The job's timeline, a line a process in the order they failed: "rank 0  +0.532 s  victim
 // nccl.failure  waited in ALLREDUCE SeqNum=4"; a process without a known time shows "?".
 void TimelineLines(std::ostringstream& out, const Incident& inc) {
@@ -395,7 +406,7 @@ std::string ReportText(const std::vector<Incident>& incidents, const TextOptions
     out << "\n";
     if (!inc.zone.empty()) out << "  " << p("2", ZoneLine(inc)) << "\n";
     if (inc.actors.size() > 1) out << "  " << ActorsLine(inc) << "\n";
-    if (inc.ranks.size() > 1) TimelineLines(out, inc);
+    if (inc.ranks.size() > 1 && TimelineTells(inc)) TimelineLines(out, inc);
     if (inc.verified_on && inc.verified_on->other_host) {
       // Said before any verdict, so that nobody reads a check of this machine as one of the
       // log's.
