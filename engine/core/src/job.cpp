@@ -224,6 +224,10 @@ void MergeJobIncidents(std::vector<Incident>& incidents, double window_seconds) 
       gone[j] = true;
     }
   }
+  detail::DropFolded(incidents, gone);
+}
+
+void detail::DropFolded(std::vector<Incident>& incidents, const std::vector<bool>& gone) {
   size_t kept = 0;
   for (size_t i = 0; i < incidents.size(); ++i)
     if (!gone[i]) {

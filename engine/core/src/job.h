@@ -39,6 +39,9 @@ void FillRanks(Incident& incident, const std::vector<FailureRecord>& failures,
 // True when two actors (ActorOfProcess) are processes of one kind, as one job's are: their
 // names equal once their numbers are taken out ("rank 0" and "rank 7", "TP0 EP0" and "TP3 EP3",
 // "VllmWorker TP1 pid=41" and "VllmWorker TP2 pid=42"; not "rank 3" and "EngineCore pid=9").
+// Removes the incidents `gone` marks (folded into another), keeping the others' order.
+void DropFolded(std::vector<Incident>& incidents, const std::vector<bool>& gone);
+
 bool SameKindOfActor(const std::string& a, const std::string& b);
 
 // The rank torchrun's elastic agent names as the first to fail, from the lines of its

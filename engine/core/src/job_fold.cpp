@@ -453,13 +453,7 @@ void FoldJobs(std::vector<Incident>& incidents, const std::vector<JobInput>& inp
       left = std::move(rest);
     }
   }
-  size_t kept = 0;
-  for (size_t i = 0; i < incidents.size(); ++i)
-    if (!gone[i]) {
-      if (kept != i) incidents[kept] = std::move(incidents[i]);
-      ++kept;
-    }
-  incidents.resize(kept);
+  detail::DropFolded(incidents, gone);
 }
 
 }  // namespace triage::core
