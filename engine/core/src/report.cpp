@@ -72,6 +72,23 @@ std::string KnownBugLine(const KnownBugMatch& kb) {
   return line + ": " + kb.summary;
 }
 
+void WriteRanks(JsonWriter& out, const std::vector<RankState>& ranks) {
+  out.Key("ranks").BeginArray();
+  for (const auto& r : ranks) {
+    out.BeginObject();
+    out.Key("actor").String(r.actor);
+    out.Key("state").String(r.state);
+    out.Key("first_failure").OptString(r.first_failure);
+    out.Key("offset_seconds");
+    if (r.offset_seconds) out.Double(*r.offset_seconds);
+    else out.Null();
+    out.Key("cause").String(r.cause);
+    out.Key("detail").String(r.detail);
+    out.EndObject();
+  }
+  out.EndArray();
+}
+
 void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
   out.BeginObject();
   out.Key("id");
@@ -110,22 +127,7 @@ void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
     if (incident.more_actors) out.Key("more_actors").Uint(incident.more_actors);
   }
   // A job's processes one by one (docs/json-report.md, "ranks"): only a job's incident has them.
-  if (!incident.ranks.empty()) {
-    out.Key("ranks").BeginArray();
-    for (const auto& r : incident.ranks) {
-      out.BeginObject();
-      out.Key("actor").String(r.actor);
-      out.Key("state").String(r.state);
-      out.Key("first_failure").OptString(r.first_failure);
-      out.Key("offset_seconds");
-      if (r.offset_seconds) out.Double(*r.offset_seconds);
-      else out.Null();
-      out.Key("cause").String(r.cause);
-      out.Key("detail").String(r.detail);
-      out.EndObject();
-    }
-    out.EndArray();
-  }
+  if (!incident.ranks.empty()) WriteRanks(out, incident.ranks);
   out.Key("causes").BeginArray();
   for (const auto& c : incident.causes) {
     out.BeginObject();
