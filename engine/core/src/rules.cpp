@@ -533,11 +533,12 @@ std::vector<SignatureHit> RuleSet::Match(const ingest::Event& event, MatchScope 
   // glog prefix's file:line, a level word) that keep the raw line, which decoding takes off.
   const bool error_level = !subset && event.kind == ingest::EventKind::kLine && logged_as_error;
   // Only where no other signature spoke for the line: a rule that knows it as an error or as
-  // shutdown noise (`teardown`), or an error site, decides what it means. A hint (a GPU or a
-  // version shown, a warning's words) does not: the line was logged as an error.
+  // shutdown noise (`teardown`), or an error site, decides what it means. A hint (a GPU shown,
+  // a warning's words) or a package's version the line names (pip's "No matching distribution
+  // found for torch==2.11.0") does not: the line was logged as an error.
   const bool spoken = std::any_of(out.begin(), out.end(), [&](const SignatureHit& h) {
     const SignatureRule& s = signatures_[size_t(h.signature)];
-    return !s.hint || s.teardown;
+    return (!s.hint && !s.versions) || s.teardown;
   });
   if (error_level && !spoken) {
     const std::string_view text = event.Text();

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <optional>
 #include <unordered_map>
 
 #include "literal_scanner.h"
@@ -320,7 +321,35 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
 
 SiteMatcher::~SiteMatcher() = default;
 
+namespace {
+
+// `text` with each run of spaces and tabs as one space, or nullopt when it has no such run: a
+// paste or a wrapped log often doubles the space between a message's sentences ("binaries.  Pytorch")
+// or indents what the program printed on one line.
+std::optional<std::string> CollapsedBlanks(std::string_view text) {
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  bool any = false;
+  for (size_t i = 0; i + 1 < text.size() && !any; ++i)
+    any = (blank(text[i]) && blank(text[i + 1])) || text[i] == '\t';
+  if (!any) return std::nullopt;
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (!blank(c)) out.push_back(c);
+    else if (out.empty() || out.back() != ' ') out.push_back(' ');
+  }
+  return out;
+}
+
+}  // namespace
+
 bool SiteMatcher::Best(std::string_view text, Match& out) const {
+  if (BestAsWritten(text, out)) return true;
+  const auto collapsed = CollapsedBlanks(text);
+  return collapsed && BestAsWritten(*collapsed, out);
+}
+
+bool SiteMatcher::BestAsWritten(std::string_view text, Match& out) const {
   if (rows_.empty() || text.size() < kMinPiece) return false;
   bool found = false;
   uint32_t best = 0;

@@ -141,6 +141,17 @@ TEST_F(SiteFixture, TheLongestFittingFormWins) {
   EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes.at(0).cause), "config.invalid");
 }
 
+// A paste or a wrapped log that doubles the blank between a message's sentences, or writes a tab,
+// still shows the program's form.
+TEST_F(SiteFixture, RunsOfBlanksInTheLogReadAsTheFormsOneSpace) {
+  auto rules = Load();
+  ASSERT_TRUE(rules);
+  const auto incidents =
+      AnalyzeText(rules, "ValueError: Unknown paging layout variant: fp3.  Must be one of\tfp8, awq\n");
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes.at(0).cause), "config.invalid");
+}
+
 // Bad tables give a clear fault with file and line, and lose nothing else: a header whose
 // `# causes:` misses a row's cause (found when the rows are read, by `rules check`), a cause
 // outside the taxonomy or without a remedy (found at loading).

@@ -105,10 +105,12 @@ class SiteMatcher {
 
   bool empty() const { return rows_.empty(); }
   // The row whose form `text` shows with the most constant text, if any; of rows with as much,
-  // an error before a hint, then the first in table and file order.
+  // an error before a hint, then the first in table and file order. Where `text` as written
+  // shows none, runs of blanks count as one space.
   bool Best(std::string_view text, Match& out) const;
 
  private:
+  bool BestAsWritten(std::string_view text, Match& out) const;
   struct Impl;
   std::vector<Match> rows_;
   std::vector<const SiteRow*> row_of_;
