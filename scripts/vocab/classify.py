@@ -166,8 +166,10 @@ RULES = [
               r"CompileTimeAssertionFailure|UnsupportedLanguageConstruct|PTXASError|NVRTCError|"
               r"CompileException|NVCCException|HIPCCException|JitifyException")),
     ("lib.arch_unsupported", "GPUTooOldForTriton", dict(exc=r"GPUTooOldForTriton")),
-    ("config.invalid", "InvalidBackend / OutOfResources (a setting the compiler or kernel refuses)",
-     dict(exc=r"InvalidBackend|OutOfResources")),
+    ("lib.arch_unsupported", "OutOfResources (a kernel's configuration needs more shared memory or "
+     "registers than this GPU has)", dict(exc=r"OutOfResources")),
+    ("config.invalid", "InvalidBackend (a backend setting the compiler refuses)",
+     dict(exc=r"InvalidBackend")),
     ("config.invalid", "argparse ArgumentError / ArgumentTypeError", dict(exc=r"Argument(?:Type)?Error")),
     ("model.load_failed", "Hub and checkpoint reader errors",
      dict(exc=r"GatedRepoError|RepositoryNotFoundError|RevisionNotFoundError|EntryNotFoundError|"
@@ -372,7 +374,9 @@ RULES = [
                 r"(?:failed to|could not|unable to|cannot) (?:compile|JIT[- ]compile|build) (?:the )?(?:CUDA |C\+\+ |cpp |JIT |triton )?"
                 r"(?:extension|kernel|module|source|plugin|op|ops|library|code)\b|"
                 r"(?:extension|kernel|JIT|CUDA|C\+\+|cpp|triton|NVRTC) (?:compilation|build|compile) (?:failed|error)|"
-                r"detected CUDA version .{0,80}mismatches the version that was used to compile|backend compiler failed",
+                r"detected CUDA version .{0,80}mismatches the version that was used to compile|backend compiler failed|"
+                r"extensions are being compiled with a version of Cuda that does not match|"
+                r"Unable to JIT load the .{0,40} op\b",
           unless=r"engine|TensorRT|trtllm|\bplan\b")),
     ("config.invalid", "an option or argument parser refused the command line",
      dict(words=r"unrecogni[sz]ed (?:arguments?|options?|flags?|command[- ]line)|"

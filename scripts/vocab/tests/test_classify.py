@@ -131,7 +131,7 @@ CASES = [
      "config.invalid"),
     ("triton", row("python/triton/runtime/jit.py:500", "raise OutOfResources",
                    "out of resource: shared memory, Required: {*}, Hardware limit: {*}. Reducing block sizes or "
-                   "`num_stages` may help.", exc="OutOfResources"), "config.invalid"),
+                   "`num_stages` may help.", exc="OutOfResources"), "lib.arch_unsupported"),
     # lib.arch_unsupported
     ("flash_attention", row("csrc/flash_attn/flash_api.cpp:393", "TORCH_CHECK",
                             "FlashAttention only supports Ampere GPUs or newer.", exc="c10::Error"),
@@ -356,6 +356,13 @@ CASES = [
     ("ctranslate2", row("src/ops/awq/gemm.cc:17", "throw std::runtime_error",
                         "AWQ Gemm does not support for cuda arch < 7.5", exc="std::runtime_error"),
      "lib.arch_unsupported"),
+    # an op builder that cannot build its extension, and a toolkit other than torch's
+    ("deepspeed", row("op_builder/builder.py:568", "raise RuntimeError",
+                      "Unable to JIT load the {*} op due to it not being compatible due to hardware/software issue."),
+     "jit.build_failed"),
+    ("apex", row("setup.py:40", "raise RuntimeError",
+                 "Cuda extensions are being compiled with a version of Cuda that does not match the version used to "
+                 "compile Pytorch binaries. Pytorch binaries were compiled with Cuda {*}."), "jit.build_failed"),
 ]
 
 # One row for each entry of exceptions.tsv (by its reason's first words): the entry must still
@@ -477,6 +484,17 @@ class ClassifyCasesTest(unittest.TestCase):
         r = row("python/ray/exceptions.py:10", "raise OutOfMemoryError", "{*}", exc="OutOfMemoryError")
         self.assertEqual(classify.classify(r, "ray")[0], "host.oom_killed")
         self.assertEqual(classify.classify(r, "pytorch")[0], "cuda.oom")
+
+
+class ShippedTablesTest(unittest.TestCase):
+    def test_tables_agree_with_the_procedure(self):
+        # A change to RULES or exceptions.tsv is carried into rules/sites by reclassify.py.
+        import reclassify
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            changed = sum(reclassify.reclassify(p, False) for p in sorted(
+                __import__("glob").glob(os.path.join(ROOT, "rules", "sites", "*.tsv"))))
+        self.assertEqual(changed, 0, "run scripts/vocab/reclassify.py rules/sites --write:\n" + out.getvalue()[:2000])
 
 
 class RuleTableTest(unittest.TestCase):

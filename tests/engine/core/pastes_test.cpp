@@ -55,6 +55,39 @@ const Paste kPastes[] = {
     {"absl status printed bare", "INTERNAL: cuSolver invalid value error\n", "unclassified"},
     {"ggml CUDA_CHECK", "CUDA error: an internal operation failed\n  current device: 0, in function "
      "ggml_cuda_mul_mat_batched_cublas at ggml-cuda.cu:1891\n", "unclassified"},
+    // pip's refusal of a pinned requirement: the pin names a version, and the line is still
+    // pip's error (src/pip/_internal/resolution, "Could not find a version that satisfies")
+    {"pip without a matching distribution",
+     "ERROR: Could not find a version that satisfies the requirement torch==2.11.0+cu130 (from "
+     "versions: none)\nERROR: No matching distribution found for torch==2.11.0+cu130\n",
+     "unclassified"},
+    // nvcc's refusal of an architecture, by what the architecture is: one no toolkit in use
+    // targets (Fermi, Kepler: the build names it, the toolkit is too new), no number at all (the
+    // build's GPU detection failed), one a paste cut before its closing quote
+    {"nvcc, Fermi architecture", "nvcc fatal   : Unsupported gpu architecture 'compute_20'\n",
+     "jit.build_failed"},
+    {"nvcc, architecture not detected", "nvcc fatal   : Unsupported gpu architecture 'compute_N'\n",
+     "jit.build_failed"},
+    {"nvcc, Pascal, cut quote", "nvcc fatal   : Unsupported gpu architecture 'compute_61\n",
+     "cuda.toolkit_too_old_for_arch"},
+    {"nvcc 13, Volta",
+     "-- The CUDA compiler identification is NVIDIA 13.0.48\nnvcc: NVIDIA (R) Cuda compiler driver\n"
+     "Cuda compilation tools, release 13.0, V13.0.48\n"
+     "nvcc fatal   : Unsupported gpu architecture 'compute_70'\n", "jit.build_failed"},
+    // setuptools' report of a compiler that failed, as Windows writes it
+    {"setuptools, nvcc.exe failed",
+     "error: command 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.3\\bin\\nvcc.exe' "
+     "failed with exit code 4294967295\n", "jit.build_failed"},
+    // glibc's assert() pasted without the program's name before it
+    {"assertion alone", "Assertion `parentOp->getNumRegions() == 1' failed\n", "native.crash"},
+    // jax_plugins' check of the CUDA libraries against the ones jaxlib was built with
+    {"JAX CUDA library older than its build",
+     "Found cuSOLVER version 11405, but JAX was built against version 11600, which is newer.\n",
+     "python.version_conflict"},
+    // pytest's exception line, indented as deep as the source it quotes
+    {"pytest exception line, deep",
+     ">           raise RuntimeError(\nE           RuntimeError: Unable to JIT load the async_io op due to "
+     "it not being compatible due to hardware/software issue.\n", "jit.build_failed"},
     {"pytest exception line", "E   RuntimeError: expected scalar type Float but found Half\n", "unclassified"},
     // CUDA's "unknown error" where PyTorch first initialises it: the device did not come up
     {"PyTorch CUDA init, unknown error", "RuntimeError: CUDA unknown error - this may be due to an incorrectly "
