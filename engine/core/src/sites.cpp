@@ -170,7 +170,10 @@ SiteTable ParseSiteTable(const std::string& file, std::shared_ptr<const void> ow
     row.cause = Unescaped(cols[3], *t.unescaped);
     // cols[4], the rule of the classification procedure that decided, is for review only.
     const size_t first = t.all_pieces->size();
-    AppendPieces(Unescaped(cols[5], *t.unescaped), *t.all_pieces);
+    const std::string_view form = Unescaped(cols[5], *t.unescaped);
+    AppendPieces(form, *t.all_pieces);
+    row.open_start = form.starts_with("{*}");
+    row.open_end = form.ends_with("{*}");
     size_t longest = 0, constant = 0;
     for (size_t k = first; k < t.all_pieces->size(); ++k) {
       const size_t len = (*t.all_pieces)[k].size();
@@ -270,10 +273,22 @@ namespace {
 
 // Whether `text` shows the pieces in order; `anchor`, the piece the scanner found, is somewhere
 // in it (checked again here, in order with the others).
-bool ShowsPieces(std::string_view text, std::span<const std::string_view> pieces) {
+bool WordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Whether `text` shows the row's pieces in order; the first and the last as whole words where
+// the form has no `{*}` before or after them (SiteRow::open_start, open_end).
+bool ShowsPieces(std::string_view text, const SiteRow& row) {
+  const auto& pieces = row.pieces;
   size_t at = 0;
-  for (const auto& p : pieces) {
-    const size_t k = text.find(p, at);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const std::string_view p = pieces[i];
+    size_t k = text.find(p, at);
+    const bool first = i == 0 && !row.open_start && WordChar(p.front());
+    const bool last = i + 1 == pieces.size() && !row.open_end && WordChar(p.back());
+    while (k != std::string_view::npos && ((first && k > 0 && WordChar(text[k - 1])) ||
+                                           (last && k + p.size() < text.size() &&
+                                            WordChar(text[k + p.size()]))))
+      k = text.find(p, k + 1);
     if (k == std::string_view::npos) return false;
     at = k + p.size();
   }
@@ -366,7 +381,7 @@ bool SiteMatcher::BestAsWritten(std::string_view text, Match& out) const {
         const bool hint = row->hint, best_hint = row_of_[best]->hint;
         if (hint > best_hint || (hint == best_hint && k >= best)) continue;
       }
-      if (!ShowsPieces(text, row->pieces)) continue;
+      if (!ShowsPieces(text, *row)) continue;
       found = true;
       best = k;
       best_bytes = bytes;

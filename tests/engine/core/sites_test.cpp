@@ -152,6 +152,22 @@ TEST_F(SiteFixture, RunsOfBlanksInTheLogReadAsTheFormsOneSpace) {
   EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes.at(0).cause), "config.invalid");
 }
 
+// A form that ends (or starts) with a word, not with `{*}`, is shown only by that whole word: the
+// form "Unknown paging layout var" is not in "Unknown paging layout variant".
+TEST_F(SiteFixture, AFormsOuterWordsAreWholeWordsOfTheLine) {
+  std::ofstream(dir_ / "sites" / "other.tsv")
+      << "# project: other\n# repo: example/other\n# release: v1\n# commit: 1\n"
+         "other/a.cc:1\tGGML_ABORT\terror\tnative.crash\tdefault\t: unsupported op\tx\n";
+  auto rules = Load();
+  ASSERT_TRUE(rules);
+  auto incidents = AnalyzeText(rules, "TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'\n");
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].causes.at(0).cause, "unclassified");
+  incidents = AnalyzeText(rules, "RuntimeError: ggml_blas: unsupported op\n");
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes.at(0).cause), "native.crash");
+}
+
 // Bad tables give a clear fault with file and line, and lose nothing else: a header whose
 // `# causes:` misses a row's cause (found when the rows are read, by `rules check`), a cause
 // outside the taxonomy or without a remedy (found at loading).

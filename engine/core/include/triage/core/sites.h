@@ -36,6 +36,10 @@ struct SiteRow {
   std::string_view cause;   // a taxonomy id or "unclassified"
   std::span<const std::string_view> pieces;  // the form's constant text, split where it had `{*}`
   size_t constant_bytes = 0;  // the pieces' bytes in all
+  // Whether the form starts or ends with `{*}`. Where it does not, a first piece that starts with
+  // a letter or digit, and a last piece that ends with one, stand as whole words in the text: the
+  // form ": unsupported op" is not shown by "TypeError: unsupported operand".
+  bool open_start = false, open_end = false;
   int line = 0;             // line of the table file
 };
 
