@@ -88,6 +88,24 @@ const Paste kPastes[] = {
     {"pytest exception line, deep",
      ">           raise RuntimeError(\nE           RuntimeError: Unable to JIT load the async_io op due to "
      "it not being compatible due to hardware/software issue.\n", "jit.build_failed"},
+    // Windows' loader: a DLL that is not there, and one that lacks a procedure (ERROR_PROC_NOT_FOUND,
+    // an extension built against another torch), whichever way Python's importer words the first
+    {"Windows loader dialog, DLL not found", "System error - cudart64_12.dll not found\n",
+     "native.lib_not_found"},
+    {"DLL without the procedure",
+     "ImportError: DLL load failed while importing _C: The specified procedure could not be found.\n",
+     "native.undefined_symbol"},
+    {"loader dialog, entry point",
+     "The procedure entry point ?numel@TensorImpl@c10@@QEBA_JXZ could not be located in the dynamic "
+     "link library C:\\env\\lib\\site-packages\\xformers\\_C.pyd.\n", "native.undefined_symbol"},
+    // an NTSTATUS error code that a launcher sign-extends and prints unsigned
+    {"NTSTATUS printed as an unsigned 64-bit exit code",
+     "Error loading model.\n(Exit code: 18446744072635812000). Unknown error.\n", "native.crash"},
+    // ggml's report of the operation whose CUDA call failed
+    {"ggml operation failed", "ggml_cuda_compute_forward: RMS_NORM failed\n", "unclassified"},
+    // an exception line pasted with a blank before it
+    {"exception line after a blank", " AttributeError: 'NoneType' object has no attribute 'VARLEN_LSE_PACKED'\n",
+     "unclassified"},
     {"pytest exception line", "E   RuntimeError: expected scalar type Float but found Half\n", "unclassified"},
     // CUDA's "unknown error" where PyTorch first initialises it: the device did not come up
     {"PyTorch CUDA init, unknown error", "RuntimeError: CUDA unknown error - this may be due to an incorrectly "
