@@ -1,0 +1,41 @@
+// What the site's pages share: the incidents a request's filters select, read once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "html.h"
+#include "triage/store/store.h"
+
+namespace triage::page::detail {
+
+// The filters of the list and the hosts page, as the query gave them.
+struct Filters {
+  std::string cause, host, service, since;
+  // "cause=...&host=..." of the non-empty ones, encoded, for links that keep them.
+  std::string Query() const;
+};
+
+// The incidents the filters select, newest first, each read whole (its hosts, ranks,
+// versions); at most kMaxSelected. `error` is set (and nothing read) for a filter that does not
+// parse or a store that cannot be read.
+struct Selection {
+  std::vector<store::StoredIncident> incidents;
+  bool more = false;  // the filters selected more than were read
+  std::string error;
+  bool bad_request = false;
+};
+inline constexpr size_t kMaxSelected = 500;
+Selection Select(store::Store& store, const Filters& filters);
+
+// Occurrences per day of the selected incidents' first causes, as stacked bars (SVG) with
+// their legend. `days` bounds how many days back from the latest one are drawn.
+std::string DayBars(const std::vector<store::DayCount>& counts,
+                    const std::vector<store::StoredIncident>& incidents, size_t days = 60);
+
+// Hosts by cause: occurrences per host (rows) and first cause (columns), each host's versions
+// (driver, CUDA, ...) as its incidents show them, and under it, per cause, whether it follows a
+// node or a version.
+std::string HostMatrix(const std::vector<store::StoredIncident>& incidents);
+
+}  // namespace triage::page::detail
