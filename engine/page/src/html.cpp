@@ -37,6 +37,7 @@ table{border-collapse:collapse;background:#fff;margin:6px 0}
 th,td{border:1px solid #d9dde5;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#eef1f6;font-weight:600}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
+.incidents td:nth-child(2),.incidents td:nth-child(4){white-space:nowrap}
 .meta td:first-child{color:#5a6475;white-space:nowrap}
 .cause{background:#fff;border:1px solid #d9dde5;border-left:6px solid var(--c,#888);padding:8px 14px;margin:12px 0}
 .band{display:inline-block;padding:0 6px;border-radius:3px;background:#eef1f6;font-size:12px}
