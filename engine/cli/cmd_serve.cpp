@@ -100,8 +100,11 @@ daemon::HttpResponse Answer(page::Site& site, const std::string& token, const da
                         "an access token is needed: 'Authorization: Bearer TOKEN', or open a page "
                         "once with ?token=TOKEN\n"});
       daemon::HttpResponse r{303, "text/plain; charset=utf-8", "see the page without its token\n"};
+      // A path of this site only: "//host/..." would send the browser elsewhere.
       const std::string location = WithoutToken(req.target);
-      r.headers.push_back({"Location", location.empty() ? "/" : location});
+      const bool local = location.size() >= 1 && location[0] == '/' &&
+                         (location.size() == 1 || (location[1] != '/' && location[1] != '\\'));
+      r.headers.push_back({"Location", local ? location : "/"});
       r.headers.push_back({"Set-Cookie", kCookie + token + "; Path=/; HttpOnly; SameSite=Strict"});
       return Secured(std::move(r));
     }

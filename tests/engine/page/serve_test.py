@@ -153,6 +153,12 @@ class Access(unittest.TestCase):
             cookie = e.headers["Set-Cookie"]
         self.assertIn("HttpOnly", cookie)
         self.assertEqual(get(url + "/", {"Cookie": cookie.split(";")[0]})[0], 200)
+        # The redirect stays on this site.
+        try:
+            opener.open(url + "//example.com/?token=" + token, timeout=10)
+            self.fail("no redirect")
+        except urllib.error.HTTPError as e:
+            self.assertEqual(e.headers["Location"], "/")
 
     def test_loopback_serves_without_a_token_and_writes_nothing(self):
         before = open(self.store.db, "rb").read()
