@@ -1,5 +1,6 @@
 // Counts as pictures: occurrences per day by cause, and hosts by cause.
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -28,19 +29,30 @@ std::string Legend(const std::set<std::string>& causes) {
 
 }  // namespace
 
-std::string DayBars(const std::vector<store::DayCount>& counts,
-                    const std::vector<store::StoredIncident>& incidents, size_t days) {
+Buckets OccurrencesPerDay(const std::vector<store::DayCount>& counts,
+                          const std::vector<store::StoredIncident>& incidents) {
   std::map<int64_t, std::string> cause_of;
   for (const auto& s : incidents) cause_of[s.summary.id] = FirstCause(s);
-  std::map<std::string, std::map<std::string, int64_t>> per_day;  // day -> cause -> occurrences
+  Buckets out;
   for (const auto& c : counts)
-    if (auto it = cause_of.find(c.incident_id); it != cause_of.end())
-      per_day[c.day][it->second] += c.count;
-  if (per_day.empty()) return "<p class=\"chart-empty\">No occurrences on these days.</p>";
-  while (per_day.size() > days) per_day.erase(per_day.begin());
+    if (auto it = cause_of.find(c.incident_id); it != cause_of.end()) out[c.day][it->second] += c.count;
+  return out;
+}
+
+Buckets IncidentsPerHour(const std::vector<store::StoredIncident>& incidents) {
+  Buckets out;
+  for (const auto& s : incidents)
+    if (s.summary.last_seen.size() >= 13) ++out[s.summary.last_seen.substr(0, 13)][FirstCause(s)];
+  return out;
+}
+
+std::string Bars(const Buckets& buckets, size_t keep) {
+  if (buckets.empty()) return "<p class=\"chart-empty\">Nothing counted in this time.</p>";
+  const Buckets shown(std::prev(buckets.end(), static_cast<std::ptrdiff_t>(std::min(keep, buckets.size()))),
+                  buckets.end());
   int64_t top = 1;
   std::set<std::string> causes;
-  for (const auto& [day, by_cause] : per_day) {
+  for (const auto& [day, by_cause] : shown) {
     int64_t sum = 0;
     for (const auto& [cause, n] : by_cause) {
       sum += n;
@@ -48,17 +60,17 @@ std::string DayBars(const std::vector<store::DayCount>& counts,
     }
     top = std::max(top, sum);
   }
-  const int width = kAxis + static_cast<int>(per_day.size()) * (kBarWidth + kGap) + 60;
+  const int width = kAxis + static_cast<int>(shown.size()) * (kBarWidth + kGap) + 60;
   const int height = kChartHeight + 70;
-  std::string svg = "<svg class=\"days\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+  std::string svg = "<svg class=\"bars\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                     std::to_string(width) + "\" height=\"" + std::to_string(height) +
-                    "\" role=\"img\" aria-label=\"occurrences per day by cause\">";
+                    "\" role=\"img\" aria-label=\"counts over time by cause\">";
   svg += "<text x=\"0\" y=\"12\">" + std::to_string(top) + "</text><text x=\"0\" y=\"" +
          std::to_string(kChartHeight + 10) + "\">0</text>";
   int x = kAxis;
-  for (const auto& [day, by_cause] : per_day) {
+  for (const auto& [day, by_cause] : shown) {
     double y = 10 + kChartHeight;
-    svg += "<g class=\"day\" data-day=\"" + HtmlText(day) + "\">";
+    svg += "<g class=\"bar\" data-at=\"" + HtmlText(day) + "\">";
     for (const auto& [cause, n] : by_cause) {
       const double h = double(n) * kChartHeight / double(top);
       y -= h;
@@ -68,7 +80,8 @@ std::string DayBars(const std::vector<store::DayCount>& counts,
              "</title></rect>";
     }
     svg += "<text transform=\"translate(" + std::to_string(x + 10) + "," +
-           std::to_string(kChartHeight + 16) + ") rotate(60)\">" + HtmlText(day.substr(5)) +
+           std::to_string(kChartHeight + 16) + ") rotate(60)\">" +
+           HtmlText(day.size() > 10 ? day.substr(5, 5) + " " + day.substr(11) + "h" : day.substr(5)) +
            "</text></g>";
     x += kBarWidth + kGap;
   }

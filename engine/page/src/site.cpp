@@ -133,20 +133,29 @@ std::string IncidentRows(const std::vector<store::StoredIncident>& incidents) {
   return out + "</table>";
 }
 
-Page ListPage(store::Store& store, const Filters& f) {
+Page ListPage(store::Store& store, const Filters& f, bool by_hour) {
   Selection sel = detail::Select(store, f);
   if (!sel.error.empty()) return ErrorPage(sel.bad_request ? 400 : 500, sel.error);
   std::string body = detail::Navigation() + "<main><h1>Incidents</h1>" + FilterForm(f, "/");
   body += "<p>" + std::to_string(sel.incidents.size()) + (sel.more ? " (the newest; more match)" : "") +
           (sel.incidents.size() == 1 ? " incident" : " incidents") + ". <a href=\"/hosts" +
           (f.Query().empty() ? "" : "?" + HtmlText(f.Query())) + "\">Hosts by cause</a> for these.</p>";
-  const std::string since_day = f.since.empty() ? "" : [&] {
-    auto s = store::ParseSince(f.since, static_cast<int64_t>(std::time(nullptr)));
-    return s.ok() ? s->substr(0, 10) : std::string();
-  }();
-  auto counts = store.OccurrencesByDay(since_day);
-  if (!counts.ok()) return ErrorPage(500, counts.status().message());
-  body += "<h2>Occurrences per day, by cause</h2>" + detail::DayBars(*counts, sel.incidents);
+  const std::string query = f.Query().empty() ? "?" : "?" + f.Query() + "&";
+  if (by_hour) {
+    body += "<h2>Incidents per hour they were last seen, by cause</h2><p><a href=\"/" +
+            HtmlText(query.substr(0, query.size() - 1)) + "\">Occurrences per day</a></p>" +
+            detail::Bars(detail::IncidentsPerHour(sel.incidents));
+  } else {
+    const std::string since_day = f.since.empty() ? "" : [&] {
+      auto s = store::ParseSince(f.since, static_cast<int64_t>(std::time(nullptr)));
+      return s.ok() ? s->substr(0, 10) : std::string();
+    }();
+    auto counts = store.OccurrencesByDay(since_day);
+    if (!counts.ok()) return ErrorPage(500, counts.status().message());
+    body += "<h2>Occurrences per day, by cause</h2><p><a href=\"/" + HtmlText(query) +
+            "by=hour\">Incidents per hour</a></p>" +
+            detail::Bars(detail::OccurrencesPerDay(*counts, sel.incidents));
+  }
   body += "<h2>Incidents</h2>" + IncidentRows(sel.incidents) + "</main>";
   return {200, detail::Document("triage: incidents", body)};
 }
@@ -209,7 +218,10 @@ std::optional<int64_t> IdAfter(std::string_view path, std::string_view prefix) {
 
 Page Site::Get(std::string_view target) {
   const detail::Target t = detail::ParseTarget(target);
-  if (t.path == "/") return ListPage(store_, FiltersOf(t));
+  if (t.path == "/") {
+    auto by = t.query.find("by");
+    return ListPage(store_, FiltersOf(t), by != t.query.end() && by->second == "hour");
+  }
   if (t.path == "/hosts") return HostsPage(store_, FiltersOf(t));
   if (auto id = IdAfter(t.path, "/incident/")) {
     auto stored = store_.GetIncident(*id);

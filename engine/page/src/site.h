@@ -1,6 +1,8 @@
 // What the site's pages share: the incidents a request's filters select, read once.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,10 +30,17 @@ struct Selection {
 inline constexpr size_t kMaxSelected = 500;
 Selection Select(store::Store& store, const Filters& filters);
 
-// Occurrences per day of the selected incidents' first causes, as stacked bars (SVG) with
-// their legend. `days` bounds how many days back from the latest one are drawn.
-std::string DayBars(const std::vector<store::DayCount>& counts,
-                    const std::vector<store::StoredIncident>& incidents, size_t days = 60);
+// Counts per time bucket ("2026-12-01", or "2026-12-01T10" for an hour) and cause.
+using Buckets = std::map<std::string, std::map<std::string, int64_t>>;
+// The occurrences per day of the selected incidents, under their first causes (the store
+// counts occurrences per day).
+Buckets OccurrencesPerDay(const std::vector<store::DayCount>& counts,
+                          const std::vector<store::StoredIncident>& incidents);
+// The selected incidents per hour they were last seen in, under their first causes (the store
+// keeps no finer time of each occurrence).
+Buckets IncidentsPerHour(const std::vector<store::StoredIncident>& incidents);
+// Stacked bars (SVG), a bar per bucket, the latest `keep` buckets, and their legend.
+std::string Bars(const Buckets& buckets, size_t keep = 60);
 
 // Hosts by cause: occurrences per host (rows) and first cause (columns), each host's versions
 // (driver, CUDA, ...) as its incidents show them, and under it, per cause, whether it follows a

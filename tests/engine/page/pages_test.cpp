@@ -151,8 +151,28 @@ TEST_F(SiteTest, TheListFiltersByCauseHostAndServiceAndEscapesWhatItShows) {
   const Page list = site.Get("/");
   EXPECT_EQ(list.status, 200);
   EXPECT_NE(list.body.find("&lt;svc&gt;"), std::string::npos);
-  EXPECT_EQ(Count(list.body, "<g class=\"day\""), 1u);  // one day of occurrences
+  EXPECT_EQ(Count(list.body, "<g class=\"bar\""), 1u);  // one day of occurrences
   EXPECT_EQ(site.Get("/?since=soon").status, 400);
+}
+
+TEST_F(SiteTest, CountsOverTimeAreBarsPerDayOrPerHour) {
+  Add(Incident("api", "node-1", "cuda.oom", "oom"));
+  core::Incident later = Incident("web", "node-1", "cuda.oom", "oom");
+  later.started = later.ended = "2026-12-01T13:20:00";
+  Add(later);
+  core::Incident next_day = Incident("db", "node-1", "nccl.failure.timeout", "t");
+  next_day.started = next_day.ended = "2026-12-02T01:00:00";
+  Add(next_day);
+  Site site(*store_);
+  const std::string days = site.Get("/").body;
+  EXPECT_EQ(Count(days, "<g class=\"bar\""), 2u);
+  EXPECT_NE(days.find("data-at=\"2026-12-01\""), std::string::npos);
+  const std::string hours = site.Get("/?by=hour").body;
+  EXPECT_EQ(Count(hours, "<g class=\"bar\""), 3u);
+  EXPECT_NE(hours.find("data-at=\"2026-12-01T13\""), std::string::npos);
+  EXPECT_NE(hours.find("12-01 13h"), std::string::npos);
+  // A cause filter narrows the bars too.
+  EXPECT_EQ(Count(site.Get("/?cause=nccl&by=hour").body, "<g class=\"bar\""), 1u);
 }
 
 TEST_F(SiteTest, IncidentAndJobPagesAndUnknownPaths) {

@@ -229,7 +229,7 @@ class Browser(unittest.TestCase):
     def test_the_list_shows_every_incident_and_the_days_bars(self):
         dom = self.page("/", "serve-list.png")
         self.assertEqual(dom.count("tr", "incident"), 51)
-        self.assertEqual(dom.count("g", "day"), 6)  # five days of services, one of the job
+        self.assertEqual(dom.count("g", "bar"), 6)  # five days of services, one of the job
         self.assertEqual(dom.count("script"), 0)
 
     def test_an_incident_shows_a_logs_script_element_as_text(self):

@@ -49,7 +49,8 @@ struct Page {
 // The pages of `triage serve`, read from `store` (which it never writes):
 //   /                 incidents, newest first, filtered by ?cause= (an id or its prefix) &host=
 //                     &service= &since= (2d, 12h, an ISO date or time), with the occurrences of
-//                     their causes per day as bars
+//                     their causes per day as bars (?by=hour: the incidents per hour they
+//                     were last seen)
 //   /incident/ID      IncidentDocument, with links
 //   /job/ID           the incident's job: its timeline and its ranks
 //   /hosts            hosts by cause for the same filters, with the versions each host's
