@@ -160,6 +160,21 @@ class Access(unittest.TestCase):
         except urllib.error.HTTPError as e:
             self.assertEqual(e.headers["Location"], "/")
 
+    def test_show_html_is_one_self_contained_page_with_the_jobs_timeline(self):
+        r = subprocess.run([TRIAGE, "show", "--db", self.store.db, "1", "--html"],
+                           env=self.store.env, capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        page = r.stdout
+        self.assertTrue(page.startswith("<!DOCTYPE html>"))
+        self.assertIn('http-equiv="Content-Security-Policy"', page)
+        self.assertEqual(page.count('<g class="lane"'), 4)
+        self.assertNotIn("<script", page)
+        self.assertNotIn("<link", page)
+        self.assertNotIn('href="/', page)  # no links into a server it is not served from
+        r = subprocess.run([TRIAGE, "show", "--db", self.store.db, "1", "--html", "--json"],
+                           env=self.store.env, capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2)
+
     def test_loopback_serves_without_a_token_and_writes_nothing(self):
         before = open(self.store.db, "rb").read()
         url = "http://" + self.store.serve("--listen", "127.0.0.1:0")
