@@ -14,7 +14,8 @@ namespace triage::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: triage serve [--listen ADDRESS:PORT] [--token-file FILE | --token TOKEN] [--db PATH]\n\n"
+    "Usage: triage serve [--listen ADDRESS:PORT] [--token-file FILE | --token TOKEN] [--db "
+    "PATH]\n\n"
     "Serves the incident store as pages, read-only, until SIGINT or SIGTERM: the incidents with\n"
     "filters (cause, host, service, since) and their occurrences per day by cause, each incident\n"
     "(the page of `show --html`), a job's timeline across its ranks, and hosts by cause with the\n"
@@ -86,7 +87,8 @@ daemon::HttpResponse Secured(daemon::HttpResponse r) {
 }
 
 // Answers a request: the token checked (when one is set), then the page.
-daemon::HttpResponse Answer(page::Site& site, const std::string& token, const daemon::HttpRequest& req) {
+daemon::HttpResponse Answer(page::Site& site, const std::string& token,
+                            const daemon::HttpRequest& req) {
   if (!token.empty()) {
     const std::string_view auth = req.authorization;
     const bool bearer = auth.starts_with("Bearer ") && SameToken(auth.substr(7), token);
@@ -129,10 +131,12 @@ std::optional<std::string> ReadToken(const Args& args) {
 
 int RunServe(const std::vector<std::string>& argv) {
   Args args;
-  args.Option("listen", "ADDRESS:PORT", std::string("where to listen (default ") + kDefaultListen +
-                                            "; port 0: one the kernel picks)")
+  args.Option("listen", "ADDRESS:PORT",
+              std::string("where to listen (default ") + kDefaultListen +
+                  "; port 0: one the kernel picks)")
       .Option("token-file", "FILE", "the access token, the first line of FILE")
-      .Option("token", "TOKEN", "the access token (visible to other users in ps: prefer --token-file)");
+      .Option("token", "TOKEN",
+              "the access token (visible to other users in ps: prefer --token-file)");
   AddDatabaseOptions(args);
   if (!args.Parse(argv)) {
     PrintError("serve", args.error());
@@ -154,13 +158,15 @@ int RunServe(const std::vector<std::string>& argv) {
   auto token = ReadToken(args);
   if (!token) return kExitUsage;
   if (!token->empty() && !TokenCharactersAllowed(*token)) {
-    PrintError("serve", "the token must be 16 or more visible characters without spaces, quotes, "
-                        "commas, semicolons or backslashes");
+    PrintError("serve",
+               "the token must be 16 or more visible characters without spaces, quotes, "
+               "commas, semicolons or backslashes");
     return kExitUsage;
   }
   if (token->empty() && !daemon::IsLoopback(*address)) {
-    PrintError("serve", address->host + " is not a loopback address: give an access token "
-                                        "(--token-file FILE) for anyone else to reach the pages");
+    PrintError("serve", address->host +
+                            " is not a loopback address: give an access token "
+                            "(--token-file FILE) for anyone else to reach the pages");
     return kExitUsage;
   }
   auto store = OpenDatabase("serve", args, /*read_only=*/true);
@@ -191,6 +197,7 @@ int RunServe(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-TRIAGE_REGISTER_COMMAND("serve", "the store's incidents as pages in a browser, read-only", RunServe);
+TRIAGE_REGISTER_COMMAND("serve", "the store's incidents as pages in a browser, read-only",
+                        RunServe);
 
 }  // namespace triage::cli

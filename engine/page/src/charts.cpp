@@ -35,7 +35,8 @@ Buckets OccurrencesPerDay(const std::vector<store::DayCount>& counts,
   for (const auto& s : incidents) cause_of[s.summary.id] = FirstCause(s);
   Buckets out;
   for (const auto& c : counts)
-    if (auto it = cause_of.find(c.incident_id); it != cause_of.end()) out[c.day][it->second] += c.count;
+    if (auto it = cause_of.find(c.incident_id); it != cause_of.end())
+      out[c.day][it->second] += c.count;
   return out;
 }
 
@@ -48,8 +49,9 @@ Buckets IncidentsPerHour(const std::vector<store::StoredIncident>& incidents) {
 
 std::string Bars(const Buckets& buckets, size_t keep) {
   if (buckets.empty()) return "<p class=\"chart-empty\">Nothing counted in this time.</p>";
-  const Buckets shown(std::prev(buckets.end(), static_cast<std::ptrdiff_t>(std::min(keep, buckets.size()))),
-                  buckets.end());
+  const Buckets shown(
+      std::prev(buckets.end(), static_cast<std::ptrdiff_t>(std::min(keep, buckets.size()))),
+      buckets.end());
   int64_t top = 1;
   std::set<std::string> causes;
   for (const auto& [day, by_cause] : shown) {
@@ -76,13 +78,14 @@ std::string Bars(const Buckets& buckets, size_t keep) {
       y -= h;
       svg += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
              std::to_string(kBarWidth) + "\" height=\"" + std::to_string(h) + "\" fill=\"" +
-             CauseColour(cause) + "\"><title>" + HtmlText(day + ": " + cause + ", " + std::to_string(n)) +
-             "</title></rect>";
+             CauseColour(cause) + "\"><title>" +
+             HtmlText(day + ": " + cause + ", " + std::to_string(n)) + "</title></rect>";
     }
-    svg += "<text transform=\"translate(" + std::to_string(x + 10) + "," +
-           std::to_string(kChartHeight + 16) + ") rotate(60)\">" +
-           HtmlText(day.size() > 10 ? day.substr(5, 5) + " " + day.substr(11) + "h" : day.substr(5)) +
-           "</text></g>";
+    svg +=
+        "<text transform=\"translate(" + std::to_string(x + 10) + "," +
+        std::to_string(kChartHeight + 16) + ") rotate(60)\">" +
+        HtmlText(day.size() > 10 ? day.substr(5, 5) + " " + day.substr(11) + "h" : day.substr(5)) +
+        "</text></g>";
     x += kBarWidth + kGap;
   }
   return svg + "</svg>" + Legend(causes);
@@ -94,7 +97,7 @@ namespace {
 constexpr const char* kVersionPackages[] = {"driver", "cuda", "nccl", "torch", "vllm", "sglang"};
 
 struct HostRow {
-  std::map<std::string, int64_t> by_cause;             // occurrences
+  std::map<std::string, int64_t> by_cause;                // occurrences
   std::map<std::string, std::set<std::string>> versions;  // package -> versions shown
 };
 
@@ -106,7 +109,8 @@ std::string Follows(const std::string& cause, const std::map<std::string, HostRo
   for (const auto& [host, row] : hosts)
     if (row.by_cause.count(cause)) with.insert(host);
   if (hosts.size() > 1 && with.size() == 1)
-    return "follows a node: only on " + *with.begin() + " of " + std::to_string(hosts.size()) + " hosts";
+    return "follows a node: only on " + *with.begin() + " of " + std::to_string(hosts.size()) +
+           " hosts";
   for (const auto& package : packages) {
     std::set<std::string> shared;
     bool first = true, known = true;
@@ -116,8 +120,10 @@ std::string Follows(const std::string& cause, const std::map<std::string, HostRo
         known = false;
         break;
       }
-      if (first) shared = it->second;
-      else if (shared != it->second) shared.clear();
+      if (first)
+        shared = it->second;
+      else if (shared != it->second)
+        shared.clear();
       first = false;
     }
     if (!known || shared.size() != 1) continue;
@@ -130,8 +136,8 @@ std::string Follows(const std::string& cause, const std::map<std::string, HostRo
       elsewhere = elsewhere || it->second.count(*shared.begin());
     }
     if (others_known && !elsewhere)
-      return "follows " + package + " " + *shared.begin() + ": on the " + std::to_string(with.size()) +
-             " hosts with it, on none of the others";
+      return "follows " + package + " " + *shared.begin() + ": on the " +
+             std::to_string(with.size()) + " hosts with it, on none of the others";
   }
   if (with.size() == hosts.size()) return "on every host";
   return "on " + std::to_string(with.size()) + " of " + std::to_string(hosts.size()) +
@@ -150,7 +156,8 @@ std::string HostMatrix(const std::vector<store::StoredIncident>& incidents) {
       cause_total[cause] += h.occurrences;
     }
     // The versions are the latest occurrence's, on the incident's latest host.
-    for (const auto& v : s.incident.versions) hosts[s.incident.host].versions[v.package].insert(v.version);
+    for (const auto& v : s.incident.versions)
+      hosts[s.incident.host].versions[v.package].insert(v.version);
   }
   if (hosts.empty()) return "<p>No incidents.</p>";
   std::vector<std::string> packages;
@@ -170,7 +177,8 @@ std::string HostMatrix(const std::vector<store::StoredIncident>& incidents) {
   for (const auto& c : causes) out += "<th><code>" + HtmlText(c) + "</code></th>";
   out += "</tr>";
   for (const auto& [host, row] : hosts) {
-    out += "<tr class=\"host\"><td><a href=\"/?host=" + QueryValue(host) + "\">" + HtmlText(host) + "</a></td>";
+    out += "<tr class=\"host\"><td><a href=\"/?host=" + QueryValue(host) + "\">" + HtmlText(host) +
+           "</a></td>";
     for (const auto& p : packages) {
       std::string v;
       if (auto it = row.versions.find(p); it != row.versions.end())
@@ -181,14 +189,15 @@ std::string HostMatrix(const std::vector<store::StoredIncident>& incidents) {
       auto it = row.by_cause.find(c);
       out += it == row.by_cause.end()
                  ? "<td></td>"
-                 : "<td class=\"n\" style=\"background:" + std::string(CauseColour(c)) +
-                       "22\">" + std::to_string(it->second) + "</td>";
+                 : "<td class=\"n\" style=\"background:" + std::string(CauseColour(c)) + "22\">" +
+                       std::to_string(it->second) + "</td>";
     }
     out += "</tr>";
   }
   out += "</table><ul class=\"follows\">";
   for (const auto& c : causes)
-    out += "<li><code>" + HtmlText(c) + "</code>: " + HtmlText(Follows(c, hosts, packages)) + "</li>";
+    out +=
+        "<li><code>" + HtmlText(c) + "</code>: " + HtmlText(Follows(c, hosts, packages)) + "</li>";
   return out + "</ul>";
 }
 

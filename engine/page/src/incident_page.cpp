@@ -40,8 +40,9 @@ std::string EvidenceLines(const std::vector<core::Evidence>& evidence) {
 
 std::string Verifications(const std::vector<core::Verification>& verifications) {
   if (verifications.empty()) return "";
-  std::string out = "<h3>Verdicts</h3><table class=\"verdicts\"><tr><th>check</th><th>verdict</th>"
-                    "<th>host</th><th>why</th></tr>";
+  std::string out =
+      "<h3>Verdicts</h3><table class=\"verdicts\"><tr><th>check</th><th>verdict</th>"
+      "<th>host</th><th>why</th></tr>";
   for (const auto& v : verifications) {
     const std::string verdict = core::VerdictName(v.verdict);
     out += "<tr><td>" + HtmlText(v.verifier) + "</td><td class=\"verdict-" + verdict + "\">" +
@@ -59,10 +60,16 @@ std::string KnownBugs(const std::vector<core::KnownBugMatch>& bugs) {
     if (!b.summary.empty()) out += ": " + HtmlText(b.summary);
     out += "<br>" + HtmlText(b.package);
     if (!b.version.empty())
-      out.append(" ").append(HtmlText(b.version)).append(" (from the ").append(HtmlText(b.version_from)).append(")");
+      out.append(" ")
+          .append(HtmlText(b.version))
+          .append(" (from the ")
+          .append(HtmlText(b.version_from))
+          .append(")");
     if (!b.affected.empty()) out += "; affected " + HtmlText(b.affected);
-    if (!b.fixed_in.empty()) out += "; fixed in " + HtmlText(b.fixed_in);
-    else if (!b.fixed_commit.empty()) out += "; fixed by " + HtmlText(b.fixed_commit);
+    if (!b.fixed_in.empty())
+      out += "; fixed in " + HtmlText(b.fixed_in);
+    else if (!b.fixed_commit.empty())
+      out += "; fixed by " + HtmlText(b.fixed_commit);
     if (!b.pr.empty()) out += " (" + LinkOrText(b.pr, "the fix") + ")";
     if (!b.workaround.empty()) out += "<br>Workaround: " + Lines(b.workaround);
     out += "</div>";
@@ -77,13 +84,14 @@ std::string CauseSection(const core::Cause& c) {
                     "\"><h2>" + std::to_string(c.rank) + ". " + HtmlText(c.title) + "</h2>";
   out += "<div><code>" + HtmlText(c.cause) + "</code> <span class=\"band\">" + HtmlText(c.band) +
          " " + score + "</span></div>";
-  if (!c.remedy.empty()) out += "<div class=\"remedy\"><b>Remedy.</b> " + Lines(c.remedy) + "</div>";
+  if (!c.remedy.empty())
+    out += "<div class=\"remedy\"><b>Remedy.</b> " + Lines(c.remedy) + "</div>";
   out += KnownBugs(c.known_bugs);
   out += "<h3>Evidence</h3>" + EvidenceLines(c.evidence);
   for (const auto& s : c.symptoms) {
     out += "<details class=\"symptom\"><summary>Symptom: " + HtmlText(s.title) + " <code>" +
-           HtmlText(s.cause) + "</code> (" + std::to_string(s.evidence.size()) + " lines)</summary>" +
-           EvidenceLines(s.evidence) + "</details>";
+           HtmlText(s.cause) + "</code> (" + std::to_string(s.evidence.size()) +
+           " lines)</summary>" + EvidenceLines(s.evidence) + "</details>";
   }
   out += Verifications(c.verifications);
   return out + "</section>";
@@ -98,8 +106,10 @@ std::string Facts(const store::StoredIncident& stored) {
   for (const auto& h : stored.hosts)
     hosts += (hosts.empty() ? "" : ", ") + h.host + " (" + std::to_string(h.occurrences) + ")";
   out += Row(stored.hosts.size() > 1 ? "hosts" : "host", hosts.empty() ? inc.host : hosts);
-  if (!inc.pod.empty()) out += Row("pod", inc.pod.pod_namespace + "/" + inc.pod.pod + " " + inc.pod.container);
-  out += Row("source", inc.source + ":" + std::to_string(inc.first_line) + "-" + std::to_string(inc.last_line));
+  if (!inc.pod.empty())
+    out += Row("pod", inc.pod.pod_namespace + "/" + inc.pod.pod + " " + inc.pod.container);
+  out += Row("source", inc.source + ":" + std::to_string(inc.first_line) + "-" +
+                           std::to_string(inc.last_line));
   if (inc.started) out += Row("started", *inc.started);
   if (inc.ended) out += Row("ended", *inc.ended);
   out += Row("seen", std::to_string(s.occurrences) + (s.occurrences == 1 ? " time" : " times") +

@@ -81,9 +81,9 @@ using detail::Filters;
 using detail::Selection;
 
 Page ErrorPage(int status, std::string_view what) {
-  return {status, detail::Document("triage: " + std::string(what),
-                                   detail::Navigation() + "<main><h1>" + HtmlText(what) +
-                                       "</h1></main>")};
+  return {status,
+          detail::Document("triage: " + std::string(what),
+                           detail::Navigation() + "<main><h1>" + HtmlText(what) + "</h1></main>")};
 }
 
 Filters FiltersOf(const detail::Target& t) {
@@ -116,15 +116,17 @@ std::string HostsOf(const store::StoredIncident& s) {
 }
 
 std::string IncidentRows(const std::vector<store::StoredIncident>& incidents) {
-  std::string out = "<table class=\"incidents\"><tr><th>#</th><th>last seen</th><th>service</th>"
-                    "<th>host</th><th>cause</th><th>what</th><th>seen</th><th>status</th><th>job</th></tr>";
+  std::string out =
+      "<table class=\"incidents\"><tr><th>#</th><th>last seen</th><th>service</th>"
+      "<th>host</th><th>cause</th><th>what</th><th>seen</th><th>status</th><th>job</th></tr>";
   for (const auto& s : incidents) {
     const std::string id = std::to_string(s.summary.id);
     out += "<tr class=\"incident\"><td><a href=\"/incident/" + id + "\">" + id + "</a></td><td>" +
            HtmlText(s.summary.last_seen) + "</td><td>" + HtmlText(s.summary.service) + "</td><td>" +
            HostsOf(s) + "</td><td><code>" + HtmlText(s.summary.top_cause) + "</code></td><td>" +
-           HtmlText(s.summary.title) + "</td><td class=\"n\">" + std::to_string(s.summary.occurrences) +
-           "</td><td>" + HtmlText(s.summary.status) + "</td><td>" +
+           HtmlText(s.summary.title) + "</td><td class=\"n\">" +
+           std::to_string(s.summary.occurrences) + "</td><td>" + HtmlText(s.summary.status) +
+           "</td><td>" +
            (s.incident.ranks.empty() ? std::string()
                                      : "<a href=\"/job/" + id + "\">" +
                                            std::to_string(s.incident.ranks.size()) + " ranks</a>") +
@@ -137,9 +139,10 @@ Page ListPage(store::Store& store, const Filters& f, bool by_hour) {
   Selection sel = detail::Select(store, f);
   if (!sel.error.empty()) return ErrorPage(sel.bad_request ? 400 : 500, sel.error);
   std::string body = detail::Navigation() + "<main><h1>Incidents</h1>" + FilterForm(f, "/");
-  body += "<p>" + std::to_string(sel.incidents.size()) + (sel.more ? " (the newest; more match)" : "") +
-          (sel.incidents.size() == 1 ? " incident" : " incidents") + ". <a href=\"/hosts" +
-          (f.Query().empty() ? "" : "?" + HtmlText(f.Query())) + "\">Hosts by cause</a> for these.</p>";
+  body +=
+      "<p>" + std::to_string(sel.incidents.size()) + (sel.more ? " (the newest; more match)" : "") +
+      (sel.incidents.size() == 1 ? " incident" : " incidents") + ". <a href=\"/hosts" +
+      (f.Query().empty() ? "" : "?" + HtmlText(f.Query())) + "\">Hosts by cause</a> for these.</p>";
   const std::string query = f.Query().empty() ? "?" : "?" + f.Query() + "&";
   if (by_hour) {
     body += "<h2>Incidents per hour they were last seen, by cause</h2><p><a href=\"/" +
@@ -161,31 +164,35 @@ Page ListPage(store::Store& store, const Filters& f, bool by_hour) {
 }
 
 std::string RankRows(const core::Incident& inc) {
-  std::string out = "<table class=\"ranks\"><tr><th>rank</th><th>state</th><th>first failure</th>"
-                    "<th>after</th><th>cause</th><th>what it did or missed</th></tr>";
+  std::string out =
+      "<table class=\"ranks\"><tr><th>rank</th><th>state</th><th>first failure</th>"
+      "<th>after</th><th>cause</th><th>what it did or missed</th></tr>";
   for (const auto& r : inc.ranks) {
     char after[32] = "";
     if (r.offset_seconds) std::snprintf(after, sizeof after, "+%.3f s", *r.offset_seconds);
     out += "<tr><td>" + HtmlText(r.actor) + "</td><td>" + HtmlText(r.state) + "</td><td>" +
-           HtmlText(r.first_failure.value_or("")) + "</td><td class=\"n\">" + after + "</td><td><code>" +
-           HtmlText(r.cause) + "</code></td><td>" + HtmlText(r.detail) + "</td></tr>";
+           HtmlText(r.first_failure.value_or("")) + "</td><td class=\"n\">" + after +
+           "</td><td><code>" + HtmlText(r.cause) + "</code></td><td>" + HtmlText(r.detail) +
+           "</td></tr>";
   }
   return out + "</table>";
 }
 
 Page JobPage(store::Store& store, int64_t id) {
   auto stored = store.GetIncident(id);
-  if (!stored.ok()) return ErrorPage(stored.status().kind() == Status::Kind::kNotFound ? 404 : 500,
-                                     stored.status().message());
+  if (!stored.ok())
+    return ErrorPage(stored.status().kind() == Status::Kind::kNotFound ? 404 : 500,
+                     stored.status().message());
   const auto& inc = stored->incident;
   const std::string sid = std::to_string(id);
   std::string body = detail::Navigation() + "<main><h1>Job of incident <a href=\"/incident/" + sid +
                      "\">" + sid + "</a>: " + HtmlText(stored->summary.title) + "</h1>";
   std::string hosts;
   for (const auto& h : stored->hosts) hosts += (hosts.empty() ? "" : ", ") + HtmlText(h.host);
-  body += "<p>" + HtmlText(inc.service) + " on " + (hosts.empty() ? HtmlText(inc.host) : hosts) + "; " +
-          std::to_string(inc.ranks.size()) + " ranks in the timeline";
-  if (inc.more_actors) body += ", " + std::to_string(inc.more_actors) + " more processes not listed";
+  body += "<p>" + HtmlText(inc.service) + " on " + (hosts.empty() ? HtmlText(inc.host) : hosts) +
+          "; " + std::to_string(inc.ranks.size()) + " ranks in the timeline";
+  if (inc.more_actors)
+    body += ", " + std::to_string(inc.more_actors) + " more processes not listed";
   body += ".</p>";
   if (inc.ranks.empty()) body += "<p>This incident is no job's: it has no ranks.</p>";
   body += TimelineSvg(inc) + RankRows(inc) + "</main>";
@@ -195,7 +202,8 @@ Page JobPage(store::Store& store, int64_t id) {
 Page HostsPage(store::Store& store, const Filters& f) {
   Selection sel = detail::Select(store, f);
   if (!sel.error.empty()) return ErrorPage(sel.bad_request ? 400 : 500, sel.error);
-  std::string body = detail::Navigation() + "<main><h1>Hosts by cause</h1>" + FilterForm(f, "/hosts");
+  std::string body =
+      detail::Navigation() + "<main><h1>Hosts by cause</h1>" + FilterForm(f, "/hosts");
   body += "<p>Occurrences of " + std::to_string(sel.incidents.size()) +
           (sel.more ? " (the newest)" : "") + " incidents, by host and first cause.</p>";
   body += detail::HostMatrix(sel.incidents) + "</main>";

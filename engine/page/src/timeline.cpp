@@ -60,16 +60,17 @@ std::string TimelineSvg(const core::Incident& incident) {
   for (size_t i = 0; i < ranks.size(); ++i) {
     const auto& r = ranks[i];
     const int y = kTop + kLane * static_cast<int>(i);
-    const double at = timed ? r.offset_seconds.value_or(0) / span
-                            : ranks.size() == 1 ? 0 : double(i) / double(ranks.size() - 1);
+    const double at = timed               ? r.offset_seconds.value_or(0) / span
+                      : ranks.size() == 1 ? 0
+                                          : double(i) / double(ranks.size() - 1);
     const std::string x = Number(kLabelWidth + 8 + at * (kPlotWidth - 16));
     const std::string mid = std::to_string(y + kLane / 2);
     svg += "<g class=\"lane\" data-state=\"" + HtmlText(r.state) + "\">";
     svg += "<rect x=\"0\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(width) +
            "\" height=\"" + std::to_string(kLane) + "\" fill=\"" + (i % 2 ? "#ffffff" : "#f1f3f7") +
            "\"/>";
-    svg += "<text class=\"actor\" x=\"6\" y=\"" + std::to_string(y + 16) + "\">" + HtmlText(r.actor) +
-           "</text>";
+    svg += "<text class=\"actor\" x=\"6\" y=\"" + std::to_string(y + 16) + "\">" +
+           HtmlText(r.actor) + "</text>";
     svg += "<line x1=\"" + std::to_string(kLabelWidth) + "\" x2=\"" +
            std::to_string(kLabelWidth + kPlotWidth) + "\" y1=\"" + mid + "\" y2=\"" + mid +
            "\" stroke=\"#c5cbd6\"/>";
@@ -77,8 +78,8 @@ std::string TimelineSvg(const core::Incident& incident) {
     const bool untimed = timed && !r.offset_seconds;
     svg += "<circle cx=\"" + x + "\" cy=\"" + mid + "\" r=\"6\" " +
            (untimed ? "fill=\"#ffffff\" stroke=\"" : "fill=\"") + StateColour(r.state) +
-           "\"><title>" + HtmlText(r.actor + ": " + r.state +
-                                   (r.first_failure ? " at " + *r.first_failure : "")) +
+           "\"><title>" +
+           HtmlText(r.actor + ": " + r.state + (r.first_failure ? " at " + *r.first_failure : "")) +
            "</title></circle>";
     std::string detail = r.state;
     if (r.offset_seconds) detail.append(" ").append(Seconds(*r.offset_seconds));

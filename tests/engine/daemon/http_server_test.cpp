@@ -1,9 +1,10 @@
 // The public HTTP server (triage/daemon/http_server.h): which addresses are loopback, and what a
 // request handler is given and can answer with.
+#include "triage/daemon/http_server.h"
+
 #include <gtest/gtest.h>
 
 #include "loopback.h"
-#include "triage/daemon/http_server.h"
 
 namespace triage::daemon {
 namespace {
@@ -28,7 +29,8 @@ TEST(HttpServer, LoopbackIsOnlyWhatThisMachineAloneReaches) {
 std::string Exchange(int port, const std::string& request) {
   const int fd = ConnectLoopback(port);
   if (fd < 0) return "";
-  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(request.size())) {
     close(fd);
     return "";
   }
@@ -50,11 +52,13 @@ TEST(HttpServer, AHandlerGetsTheCredentialHeadersAndAddsFields) {
   ASSERT_TRUE(server.ok()) << server.status().message();
   const int port = std::stoi((*server)->bound().substr((*server)->bound().rfind(':') + 1));
   const std::string answer =
-      Exchange(port, "GET /a?b=1 HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer abc\r\n"
-                     "Cookie: one=1; triage_token=xyz\r\n\r\n");
+      Exchange(port,
+               "GET /a?b=1 HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer abc\r\n"
+               "Cookie: one=1; triage_token=xyz\r\n\r\n");
   EXPECT_EQ(seen, "/a?b=1|Bearer abc|one=1; triage_token=xyz");
   EXPECT_NE(answer.find("HTTP/1.0 200"), std::string::npos) << answer;
-  EXPECT_NE(answer.find("Content-Security-Policy: default-src 'none'\r\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Content-Security-Policy: default-src 'none'\r\n"), std::string::npos)
+      << answer;
   EXPECT_NE(answer.find("<p>ok</p>"), std::string::npos);
   // Without them, both are empty.
   Exchange(port, "GET / HTTP/1.0\r\nHost: x\r\n\r\n");

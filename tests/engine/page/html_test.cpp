@@ -43,7 +43,9 @@ TEST(HtmlText, InvalidUtf8IsShownAsBytesAndTheResultIsValid) {
 
 TEST(HtmlText, BidirectionalOverridesAreShown) {
   // U+202E would show the text after it reversed.
-  EXPECT_EQ(HtmlText("a\xe2\x80\xae" "b"), "a\\u202eb");
+  EXPECT_EQ(HtmlText("a\xe2\x80\xae"
+                     "b"),
+            "a\\u202eb");
 }
 
 }  // namespace

@@ -10,10 +10,11 @@
 namespace triage::page {
 namespace {
 
-constexpr const char* kHostile = "torch.OutOfMemoryError: CUDA out of memory <script>alert(1)</script> & \"q\"";
+constexpr const char* kHostile =
+    "torch.OutOfMemoryError: CUDA out of memory <script>alert(1)</script> & \"q\"";
 
-core::Incident Incident(const std::string& service, const std::string& host, const std::string& cause,
-                        const std::string& line) {
+core::Incident Incident(const std::string& service, const std::string& host,
+                        const std::string& cause, const std::string& line) {
   core::Incident inc;
   inc.service = service;
   inc.host = host;
@@ -34,7 +35,8 @@ core::Incident Incident(const std::string& service, const std::string& host, con
   return inc;
 }
 
-core::RankState Rank(const std::string& actor, const std::string& state, std::optional<double> offset) {
+core::RankState Rank(const std::string& actor, const std::string& state,
+                     std::optional<double> offset) {
   core::RankState r;
   r.actor = actor;
   r.state = state;
@@ -68,23 +70,27 @@ TEST(IncidentDocument, HoldsCausesEvidenceRemedyVerdictsAndKnownBugWithLogTextEs
   s.incident.causes[0].known_bugs.push_back(bug);
   const std::string html = IncidentDocument(s);
   EXPECT_EQ(Count(html, "<script"), 0u) << html;
-  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;"),
+            std::string::npos);
   EXPECT_NE(html.find("Title of cuda.oom"), std::string::npos);
   EXPECT_NE(html.find("First step<br>Second &lt;step&gt;"), std::string::npos);
   EXPECT_NE(html.find("class=\"verdict-confirmed\">confirmed"), std::string::npos);
   EXPECT_NE(html.find("&lt;b&gt;free&lt;/b&gt;"), std::string::npos);
-  EXPECT_NE(html.find("<a href=\"https://github.com/vllm-project/vllm/issues/8735\""), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"https://github.com/vllm-project/vllm/issues/8735\""),
+            std::string::npos);
   EXPECT_EQ(html.find("href=\"javascript:"), std::string::npos);  // not a link, only text
   EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
   // Self-contained: nothing is loaded from elsewhere.
-  EXPECT_FALSE(std::regex_search(html, std::regex("(src|href)=\"(https?:)?//[^\"]*\\.(css|js|png|svg|woff)")));
+  EXPECT_FALSE(std::regex_search(
+      html, std::regex("(src|href)=\"(https?:)?//[^\"]*\\.(css|js|png|svg|woff)")));
   EXPECT_EQ(html.find("<link"), std::string::npos);
 }
 
 TEST(TimelineSvg, OneLanePerRankPlacedByItsOffsetWithTheActorEscaped) {
   core::Incident inc = Incident("train", "node-2", "cuda.oom", "oom");
   EXPECT_EQ(TimelineSvg(inc), "");  // not a job's
-  inc.ranks = {Rank("rank 1", "failed", 0), Rank("rank 0", "victim", 1), Rank("<rank 3>", "victim", 2)};
+  inc.ranks = {Rank("rank 1", "failed", 0), Rank("rank 0", "victim", 1),
+               Rank("<rank 3>", "victim", 2)};
   const std::string svg = TimelineSvg(inc);
   EXPECT_EQ(Count(svg, "<g class=\"lane\""), 3u);
   EXPECT_NE(svg.find("&lt;rank 3&gt;"), std::string::npos);
@@ -130,7 +136,9 @@ class SiteTest : public ::testing::Test {
     auto r = store_->Record(batch);
     ASSERT_TRUE(r.ok()) << r.status().message();
   }
-  static core::PackageVersion Driver(const std::string& v) { return {"driver", v, "log", "x.log", 1}; }
+  static core::PackageVersion Driver(const std::string& v) {
+    return {"driver", v, "log", "x.log", 1};
+  }
 
   std::string dir_;
   std::optional<store::Store> store_;
@@ -141,7 +149,9 @@ TEST_F(SiteTest, TheListFiltersByCauseHostAndServiceAndEscapesWhatItShows) {
   Add(Incident("api", "node-2", "nccl.failure.timeout", "timeout"));
   Add(Incident("<svc>", "node-2", "cuda.oom", "oom"));
   Site site(*store_);
-  auto rows = [&](const std::string& target) { return Count(site.Get(target).body, "<tr class=\"incident\">"); };
+  auto rows = [&](const std::string& target) {
+    return Count(site.Get(target).body, "<tr class=\"incident\">");
+  };
   EXPECT_EQ(rows("/"), 3u);
   EXPECT_EQ(rows("/?cause=cuda"), 2u);
   EXPECT_EQ(rows("/?cause=nccl"), 1u);
@@ -177,7 +187,8 @@ TEST_F(SiteTest, CountsOverTimeAreBarsPerDayOrPerHour) {
 
 TEST_F(SiteTest, IncidentAndJobPagesAndUnknownPaths) {
   core::Incident job = Incident("train", "node-1", "cuda.oom", kHostile);
-  job.ranks = {Rank("rank 1", "failed", 0), Rank("rank 0", "victim", 0.5), Rank("rank 2", "victim", 1)};
+  job.ranks = {Rank("rank 1", "failed", 0), Rank("rank 0", "victim", 0.5),
+               Rank("rank 2", "victim", 1)};
   Add(job);
   Site site(*store_);
   const Page incident = site.Get("/incident/1");
@@ -202,9 +213,11 @@ TEST_F(SiteTest, HostsByCauseTellsANodeFromADriverVersion) {
   const Page hosts = site.Get("/hosts");
   EXPECT_EQ(hosts.status, 200);
   EXPECT_EQ(Count(hosts.body, "<tr class=\"host\">"), 3u);
-  EXPECT_NE(hosts.body.find("follows a node: only on node-3 of 3 hosts"), std::string::npos) << hosts.body;
+  EXPECT_NE(hosts.body.find("follows a node: only on node-3 of 3 hosts"), std::string::npos)
+      << hosts.body;
   EXPECT_NE(hosts.body.find("follows driver 550.54: on the 2 hosts with it, on none of the others"),
-            std::string::npos) << hosts.body;
+            std::string::npos)
+      << hosts.body;
 }
 
 }  // namespace
