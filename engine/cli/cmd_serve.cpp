@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,26 +15,28 @@ namespace triage::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: triage serve [--listen ADDRESS:PORT] [--token-file FILE | --token TOKEN] [--db "
-    "PATH]\n\n"
+    "Usage: triage serve [--listen ADDRESS:PORT] [--token-file FILE | --token TOKEN]\n"
+    "                    [--db PATH]\n\n"
     "Serves the incident store as pages, read-only, until SIGINT or SIGTERM: the incidents with\n"
     "filters (cause, host, service, since) and their occurrences per day by cause, each incident\n"
     "(the page of `show --html`), a job's timeline across its ranks, and hosts by cause with the\n"
     "versions each host's incidents show (whether a failure follows a node or a version). HTML\n"
     "and inline SVG only: no script, nothing loaded from elsewhere, every log text escaped.\n\n"
     "It listens on 127.0.0.1:8470 unless told otherwise. Any address that is not loopback needs\n"
-    "an access token (--token-file, or --token; 16 or more visible characters, no spaces, quotes,\n"
-    "commas, semicolons or backslashes), and with a token set every request must carry it: an\n"
-    "'Authorization: Bearer TOKEN' header, or the cookie that opening any page once with\n"
-    "?token=TOKEN sets. It prints 'serving on http://ADDRESS/' once it listens.\n\n";
+    "an access token (--token-file, or --token: 16 or more letters, digits, '-', '.', '_' or\n"
+    "'~'), and with a token set every request must carry it: an 'Authorization: Bearer TOKEN'\n"
+    "header, or the cookie that opening any page once with ?token=TOKEN sets. It prints\n"
+    "'serving on http://ADDRESS/' once it listens.\n\n";
 
 constexpr const char* kDefaultListen = "127.0.0.1:8470";
 constexpr const char* kCookie = "triage_token=";
 
+// Letters, digits and -._~ only: a token is then the same in a header, a cookie and a URL's
+// query, with nothing to encode.
 bool TokenCharactersAllowed(const std::string& token) {
   if (token.size() < 16) return false;
   for (unsigned char c : token)
-    if (c <= ' ' || c >= 0x7f || c == '"' || c == ',' || c == ';' || c == '\\') return false;
+    if (!std::isalnum(c) && c != '-' && c != '.' && c != '_' && c != '~') return false;
   return true;
 }
 
@@ -53,6 +56,21 @@ std::string_view CookieValue(std::string_view header) {
     const std::string_view pair = header.substr(at, end - at);
     if (pair.starts_with(kCookie)) return pair.substr(std::string_view(kCookie).size());
     at = end;
+  }
+  return {};
+}
+
+// The value of the target's token=... parameter, as sent; empty when it has none.
+std::string_view QueryToken(std::string_view target) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return {};
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    if (pair.starts_with("token=")) return pair.substr(6);
+    if (amp == std::string_view::npos) break;
+    rest = rest.substr(amp + 1);
   }
   return {};
 }
@@ -93,11 +111,7 @@ daemon::HttpResponse Answer(page::Site& site, const std::string& token,
     const std::string_view auth = req.authorization;
     const bool bearer = auth.starts_with("Bearer ") && SameToken(auth.substr(7), token);
     if (!bearer && !SameToken(CookieValue(req.cookie), token)) {
-      const std::string target(req.target);
-      const std::string param = "token=" + token;
-      const bool in_query = target.find("?" + param) != std::string::npos ||
-                            target.find("&" + param) != std::string::npos;
-      if (!in_query)
+      if (!SameToken(QueryToken(req.target), token))
         return Secured({401, "text/plain; charset=utf-8",
                         "an access token is needed: 'Authorization: Bearer TOKEN', or open a page "
                         "once with ?token=TOKEN\n"});
@@ -158,9 +172,7 @@ int RunServe(const std::vector<std::string>& argv) {
   auto token = ReadToken(args);
   if (!token) return kExitUsage;
   if (!token->empty() && !TokenCharactersAllowed(*token)) {
-    PrintError("serve",
-               "the token must be 16 or more visible characters without spaces, quotes, "
-               "commas, semicolons or backslashes");
+    PrintError("serve", "the token must be 16 or more letters, digits, '-', '.', '_' or '~'");
     return kExitUsage;
   }
   if (token->empty() && !daemon::IsLoopback(*address)) {

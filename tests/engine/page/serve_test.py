@@ -126,9 +126,10 @@ class Access(unittest.TestCase):
                            env=self.store.env, capture_output=True, text=True, timeout=10)
         self.assertEqual(r.returncode, 2)
         self.assertIn("not a loopback address", r.stderr)
-        r = subprocess.run([TRIAGE, "serve", "--db", self.store.db, "--token", "short"],
-                           env=self.store.env, capture_output=True, text=True, timeout=10)
-        self.assertEqual(r.returncode, 2)
+        for bad in ["short", "sixteen-or-more;but-a-semicolon"]:
+            r = subprocess.run([TRIAGE, "serve", "--db", self.store.db, "--token", bad],
+                               env=self.store.env, capture_output=True, text=True, timeout=10)
+            self.assertEqual(r.returncode, 2, bad)
 
     def test_with_a_token_every_request_carries_it(self):
         token_file = os.path.join(self.store.dir, "token")
@@ -140,6 +141,8 @@ class Access(unittest.TestCase):
         self.assertEqual(get(url + "/")[0], 401)
         self.assertEqual(get(url + "/incident/1")[0], 401)
         self.assertEqual(get(url + "/", {"Authorization": "Bearer wrong-token-of-same-len"})[0], 401)
+        self.assertEqual(get(url + "/?token=" + token + "x")[0], 401)
+        self.assertEqual(get(url + "/?token=" + token[:-1])[0], 401)
         status, headers, body = get(url + "/incident/1", {"Authorization": "Bearer " + token})
         self.assertEqual(status, 200)
         self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
