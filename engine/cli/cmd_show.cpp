@@ -4,20 +4,24 @@
 #include "history_common.h"
 #include "pager.h"
 #include "triage/core/report.h"
+#include "triage/page/page.h"
 
 namespace triage::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: triage show ID [--json] [--db PATH] [--config FILE]\n\n"
+    "Usage: triage show ID [--json | --html] [--db PATH] [--config FILE]\n\n"
     "Shows one stored incident: its root causes in rank order, the evidence of its first and\n"
     "latest occurrences, symptoms, verifications, and its history. --json prints the incident\n"
     "object of `analyze --json` with fingerprint, occurrences, first_seen, last_seen, status,\n"
-    "note, hosts, per_host and activity added.\n\n";
+    "note, hosts, per_host and activity added. --html prints one self-contained HTML page (inline\n"
+    "style and SVG, no script, nothing loaded from elsewhere) to attach to a ticket: the causes,\n"
+    "evidence, remedies, verdicts, known bugs and, for a job, the timeline of its ranks.\n\n";
 
 int RunShow(const std::vector<std::string>& argv) {
   Args args;
   args.Flag("json", "print the incident as JSON");
+  args.Flag("html", "print the incident as one self-contained HTML page");
   AddDatabaseOptions(args);
   if (!args.Parse(argv)) {
     PrintError("show", args.error());
@@ -42,6 +46,14 @@ int RunShow(const std::vector<std::string>& argv) {
   if (!stored.ok()) {
     PrintError("show", stored.status().message());
     return kExitUsage;
+  }
+  if (args.Has("json") && args.Has("html")) {
+    PrintError("show", "--json and --html exclude each other");
+    return kExitUsage;
+  }
+  if (args.Has("html")) {
+    std::cout << page::IncidentDocument(*stored);
+    return kExitOk;
   }
   if (args.Has("json")) {
     std::cout << store::StoredIncidentJson(*stored) << "\n";

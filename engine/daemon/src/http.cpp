@@ -48,6 +48,11 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
 }
 
 }  // namespace
+}  // namespace triage::daemon::detail
+
+namespace triage::daemon {
+
+using namespace detail;  // the aliases and limits above
 
 Result<ListenAddress> ParseListenAddress(std::string_view text) {
   const std::string what = "listen address '" + std::string(text) + "'";
@@ -83,6 +88,19 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   }
   return out;
 }
+
+bool IsLoopback(const ListenAddress& address) {
+  boost::system::error_code ec;
+  const asio::ip::address a = asio::ip::make_address(address.host, ec);
+  if (ec) return false;
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).is_loopback();
+  return a.is_loopback();
+}
+
+}  // namespace triage::daemon
+
+namespace triage::daemon::detail {
 
 Result<HttpUrl> ParseHttpUrl(std::string_view text) {
   const std::string what = "URL '" + std::string(text) + "'";
@@ -129,10 +147,14 @@ Result<HttpUrl> ParseHttpUrl(std::string_view text) {
 // ---------------------------------------------------------------------------------------------
 // server
 
+}  // namespace triage::daemon::detail
+
+namespace triage::daemon {
+
 struct HttpServer::Impl {
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
-  HttpHandler handler;
+  HttpRequestHandler handler;
   // Touched on the server's thread only: connections being served, in all and per client.
   size_t active = 0;
   std::map<asio::ip::address, size_t> per_client;
@@ -179,12 +201,19 @@ class Session : public std::enable_shared_from_this<Session> {
     } else {
       HttpResponse r;
       try {
-        r = server_.handler(std::string_view(req.target().data(), req.target().size()));
+        auto field = [&req](http::field f) {
+          const auto it = req.find(f);
+          return it == req.end() ? std::string_view()
+                                 : std::string_view(it->value().data(), it->value().size());
+        };
+        r = server_.handler(HttpRequest{std::string_view(req.target().data(), req.target().size()),
+                                        field(http::field::authorization), field(http::field::cookie)});
       } catch (const std::exception& e) {
         r = {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n"};
       }
       response_.result(static_cast<unsigned>(r.status));
       response_.set(http::field::content_type, r.content_type);
+      for (const auto& [name, value] : r.headers) response_.set(name, value);
       response_.body() = std::move(r.body);
     }
     response_.prepare_payload();
@@ -244,6 +273,13 @@ HttpServer::~HttpServer() { Stop(); }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ListenAddress& address,
                                                       HttpHandler handler) {
+  return Start(address, [handler = std::move(handler)](const HttpRequest& request) {
+    return handler(request.target);
+  });
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ListenAddress& address,
+                                                      HttpRequestHandler handler) {
   auto impl = std::make_unique<Impl>();
   impl->handler = std::move(handler);
   boost::system::error_code ec;
@@ -286,6 +322,10 @@ std::string HttpServer::bound() const {
                                                 : ep.address().to_string();
   return host + ":" + std::to_string(ep.port());
 }
+
+}  // namespace triage::daemon
+
+namespace triage::daemon::detail {
 
 // ---------------------------------------------------------------------------------------------
 // client

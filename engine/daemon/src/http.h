@@ -8,17 +8,18 @@
 #include <string>
 #include <string_view>
 
+#include "triage/daemon/http_server.h"
 #include "triage/status.h"
 
 namespace triage::daemon::detail {
 
-// "127.0.0.1:9400", "[::1]:9400", "localhost:9400", ":9400" (every address). The host must be
-// an IP address or "localhost"; the port 0..65535 (0: one the kernel picks).
-struct ListenAddress {
-  std::string host;  // an IP address
-  uint16_t port = 0;
-};
-Result<ListenAddress> ParseListenAddress(std::string_view text);
+// The server is public (triage/daemon/http_server.h); the daemon's code names it from here.
+using daemon::HttpHandler;
+using daemon::HttpRequest;
+using daemon::HttpResponse;
+using daemon::HttpServer;
+using daemon::ListenAddress;
+using daemon::ParseListenAddress;
 
 // "http://host[:port][/path?query]". https and other schemes are refused with a message that
 // says so.
@@ -28,40 +29,6 @@ struct HttpUrl {
   std::string target = "/";
 };
 Result<HttpUrl> ParseHttpUrl(std::string_view text);
-
-struct HttpResponse {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-};
-
-// Called on the server's thread for each GET or HEAD (other methods get 405 without a call).
-// `target` is the request's path and query as sent.
-using HttpHandler = std::function<HttpResponse(std::string_view target)>;
-
-// Serves on its own thread with its own event loop; never touches the caller's. A request
-// must arrive whole within a few seconds and be small (headers of 8 KiB, no body); at most a
-// few dozen connections are served at once, and one client (one remote address) holds at most 4
-// of them; connections past either limit are closed as soon as they are accepted, so a client
-// with many slow connections cannot keep the others' requests waiting.
-class HttpServer {
- public:
-  static Result<std::unique_ptr<HttpServer>> Start(const ListenAddress& address,
-                                                   HttpHandler handler);
-  ~HttpServer();  // Stop()
-  HttpServer(const HttpServer&) = delete;
-  HttpServer& operator=(const HttpServer&) = delete;
-  // Closes the listener and every connection, joins the thread.
-  void Stop();
-  // The address bound ("127.0.0.1:41234"; the port the kernel picked when asked for 0).
-  std::string bound() const;
-
-  struct Impl;
-
- private:
-  explicit HttpServer(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
-};
 
 // POSTs `body` to `url` and reads the answer, all within `timeout_seconds` (name resolution
 // included). Ok on a 2xx status; Unavailable naming the status (or the network error)

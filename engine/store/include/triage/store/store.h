@@ -156,6 +156,13 @@ struct Stats {
   std::vector<StatsRow> known_bug_after_fix;
 };
 
+// One incident's occurrences on one day (the store counts occurrences per day, not finer).
+struct DayCount {
+  int64_t incident_id = 0;
+  std::string day;  // YYYY-MM-DD
+  int64_t count = 0;
+};
+
 struct StoreOptions {
   // How long a call waits for a lock held by another connection before it answers Busy. Long
   // enough for a writer on a loaded host (two cores shared with a build: five seconds were seen
@@ -247,6 +254,10 @@ class Store {
   Status ExportAfter(int64_t after_id, const std::optional<std::string>& since,
                      const std::optional<std::string>& until,
                      const std::function<Status(std::string_view line)>& line);
+
+  // Every incident's occurrences per day, the days at or after `since_day` ("YYYY-MM-DD"; all
+  // when empty), by day then incident: counts over time (`triage serve`).
+  Result<std::vector<DayCount>> OccurrencesByDay(const std::string& since_day);
 
   // Adds verdicts for `cause` (a root cause id) of incident `id`. The latest verdict per
   // (cause, verifier, host) is kept. NotFound when the incident or cause is unknown.
