@@ -165,15 +165,9 @@ Status Daemon::LoadSettings(bool initial) {
   }
   for (const auto& d : loaded.diagnostics) log_.Warn("rules.warning", {{"diagnostic", d.ToString()}});
   for (const auto& w : cfg->warnings) log_.Warn("config.warning", {{"diagnostic", w}});
-  detail::NotifySettings notify;
-  notify.exec = cfg->notify_exec;
-  notify.deadline_seconds = cfg->notify_deadline_seconds;
-  notify.per_minute = cfg->notify_per_minute;
-  if (!cfg->notify_webhook.empty()) {
-    auto url = detail::ParseHttpUrl(cfg->notify_webhook);
-    if (!url.ok()) return url.status().Annotate("notify.webhook");
-    notify.webhook = *url;
-  }
+  auto notify_settings = detail::NotifySettingsFrom(*cfg);
+  if (!notify_settings.ok()) return notify_settings.status();
+  detail::NotifySettings notify = std::move(notify_settings).value();
 
   config_ = std::move(cfg).value();
   selector_ = std::make_unique<FileSelector>(
