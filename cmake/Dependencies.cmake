@@ -1,11 +1,13 @@
 # Every third-party dependency is found here, once, and exposed as an imported target:
 #   triage_dep::re2  triage_dep::simdjson  triage_dep::sqlite3  triage_dep::tomlplusplus
-#   triage_dep::zlib triage_dep::boost     (GTest::gtest_main for the tests)
+#   triage_dep::zlib triage_dep::boost triage_dep::openssl (GTest::gtest_main for the tests)
 #   triage_dep::hyperscan (optional: empty when the package is absent)
 find_package(Threads REQUIRED)
 find_package(simdjson REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(Boost 1.74 REQUIRED)
+# OpenSSL: TLS for https webhooks (libssl3 at run time).
+find_package(OpenSSL 3 REQUIRED)
 
 find_path(TRIAGE_RE2_INCLUDE re2/re2.h REQUIRED)
 find_path(TRIAGE_SQLITE_INCLUDE sqlite3.h REQUIRED)
@@ -62,6 +64,10 @@ add_library(triage_dep::zlib ALIAS triage_dep_zlib)
 add_library(triage_dep_boost INTERFACE)
 target_link_libraries(triage_dep_boost INTERFACE Boost::headers Threads::Threads)
 add_library(triage_dep::boost ALIAS triage_dep_boost)
+
+add_library(triage_dep_openssl INTERFACE)
+target_link_libraries(triage_dep_openssl INTERFACE OpenSSL::SSL OpenSSL::Crypto)
+add_library(triage_dep::openssl ALIAS triage_dep_openssl)
 
 # simdjson is the one shared library a triage binary needs at run time; it is copied beside the
 # binary and found through an $ORIGIN rpath, so a build folder's bin/ can be carried to a host

@@ -22,7 +22,7 @@ done
 # store is used). dpkg-dev: cpack's DEB generator finds the package's dependencies with
 # dpkg-shlibdeps (README, "Install").
 run=(cmake ninja-build g++ pkg-config zlib1g-dev libre2-dev libsimdjson-dev libsqlite3-dev
-     libboost-dev libtomlplusplus-dev libgtest-dev libgmock-dev libpq-dev dpkg-dev)
+     libboost-dev libtomlplusplus-dev libgtest-dev libgmock-dev libpq-dev dpkg-dev libssl-dev)
 # Hyperscan (the fast literal prefilter) is packaged for amd64 only; triage builds without it.
 [ "$(dpkg --print-architecture)" = amd64 ] && run+=(libhyperscan-dev)
 

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "history_common.h"
+#include "triage/daemon/notify.h"
 
 namespace triage::cli {
 namespace {
@@ -9,7 +10,8 @@ namespace {
 constexpr const char* kUsage =
     "Usage: triage resolve ID [--note TEXT] [--db PATH] [--config FILE]\n\n"
     "Marks an incident resolved, with an optional note (what fixed it). If the same failure\n"
-    "is seen again the incident reopens, its count going on.\n\n";
+    "is seen again the incident reopens, its count going on. With [notify] configured, the\n"
+    "resolution is sent there (PagerDuty's resolve, Alertmanager's endsAt, event \"resolved\").\n\n";
 
 int RunResolve(const std::vector<std::string>& argv) {
   Args args;
@@ -40,6 +42,13 @@ int RunResolve(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
   std::cout << "Incident " << *id << " resolved.\n";
+  // The resolution goes where the incident's notifications went; failing to send it leaves the
+  // incident resolved all the same.
+  auto config = core::LoadConfig(args.Get("config"));
+  if (!config.ok()) return kExitOk;  // OpenDatabase read it just now; nothing to send by
+  auto stored = store->GetIncident(*id);
+  Status sent = stored.ok() ? daemon::NotifyResolved(*config, stored->incident) : stored.status();
+  if (!sent.ok()) PrintError("resolve", "the resolution was not sent: " + sent.message());
   return kExitOk;
 }
 

@@ -172,6 +172,9 @@ int RunWatch(const std::vector<std::string>& argv) {
       .Flag("once", "catch up with every file to its end, write what was found, and exit")
       .Option("config", "FILE", "configuration file (read again on SIGHUP)")
       .Option("rules", "DIR", "extra rule folder (repeatable)")
+      .Option("kernel-log", "PATH",
+              "the node's kernel log, asked when a pod's container restarts (repeatable; the first "
+              "readable is used; default /dev/kmsg, then /var/log/kern.log)")
       .Option("quiet-gap", "SECONDS", "close a file's open incidents after this long without new lines (default: [watch] quiet_gap, 300)")
       .Option("settle", "SECONDS", "after a fatal line, write the incident once its file is quiet this long (default 0.5; after a traceback 1 s, or this if longer)")
       .Option("heartbeat", "SECONDS", "how often the heartbeat is written (default 5)")
@@ -196,6 +199,7 @@ int RunWatch(const std::vector<std::string>& argv) {
   else if (const char* env = std::getenv("TRIAGE_DB"); env && *env) o.db_path = env;
   o.config_path = args.Get("config");
   o.rule_folders = args.GetAll("rules");
+  if (auto logs = args.GetAll("kernel-log"); !logs.empty()) o.kernel_log_paths = logs;
   if (auto h = args.Get("host")) o.host = *h;
   if (auto m = args.Get("metrics")) o.metrics_listen = *m;
   o.version = TRIAGE_VERSION_STRING;

@@ -129,6 +129,7 @@ TEST(RulePacks, SignaturesRecogniseTheFailureClasses) {
       {"ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.", "cuda.kv_cache_too_small"},
       {"Out of memory: Killed process 14210 (python) total-vm:18109076kB, anon-rss:14095848kB", "host.oom_killed_process"},
       {"Memory cgroup out of memory: Killed process 4242 (pt_main_thread) total-vm:1kB", "host.oom_killed_process"},
+      {"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x,mems_allowed=0,oom_memcg=/kubepods/burstable/pod1f2e/abc,task_memcg=/kubepods/burstable/pod1f2e/abc,task=python,pid=4242,uid=0", "host.oom_memcg_limit"},
       {"python invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0", "host.oom_invoked"},
       {"ollama.service: A process of this unit has been killed by the OOM killer.", "host.systemd_oom"},
       {"1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons", "host.ray_memory_monitor"},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "triage/json.h"
+#include "triage/verifiers/kernel_log.h"
 #include "triage/verifiers/verifier.h"
 
 namespace triage::verifiers {
@@ -37,20 +38,5 @@ bool StartsWith(std::string_view s, std::string_view prefix);
 // "2.00 GiB", "512 MiB", "1.5GB", "1024" or "1,024 bytes" (bytes) -> bytes; 0 when unparsable.
 uint64_t ParseByteSize(const std::string& text);
 std::string ByteSizeText(uint64_t bytes);  // "1.50 GiB"
-
-}  // namespace triage::verifiers
-
-namespace triage::verifiers {
-
-// The kernel log, from the first readable of config.kernel_log_paths (/dev/kmsg records are
-// reduced to their messages). `permission` names what could not be read when nothing could.
-struct KernelLog {
-  bool ok = false;
-  std::string source;
-  std::vector<std::string> lines;
-  std::string permission;  // "/dev/kmsg: Operation not permitted", when that is why
-  std::string error;       // other reasons nothing was read
-};
-KernelLog ReadKernelLog(const VerifyConfig& config);
 
 }  // namespace triage::verifiers

@@ -112,7 +112,8 @@ Status ReadTimezone(const toml::table& t, Config& cfg, const std::string& file) 
   return Status::Ok();
 }
 
-// [notify]: a program given as argv (never a command line for a shell), an http:// webhook.
+// [notify]: a program given as argv (never a command line for a shell), an http(s):// webhook, its
+// document's format and what that format needs.
 Status CheckNotify(const toml::table& t, const Config& cfg, const std::string& file) {
   auto where = [&](const char* key) {
     const toml::node* n = t["notify"][key].node();
@@ -123,13 +124,19 @@ Status CheckNotify(const toml::table& t, const Config& cfg, const std::string& f
   if (!cfg.notify_exec.empty() && (cfg.notify_exec[0].empty() || cfg.notify_exec[0][0] != '/'))
     return Status::InvalidInput(where("exec") + ": the program must be an absolute path");
   const std::string& url = cfg.notify_webhook;
-  if (!url.empty() && url.rfind("http://", 0) != 0) {
-    return Status::InvalidInput(where("webhook") +
-                                (url.rfind("https://", 0) == 0
-                                     ? ": https is not supported, only http:// URLs"
-                                     : ": expected an http:// URL"));
-  }
+  if (!url.empty() && url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
+    return Status::InvalidInput(where("webhook") + ": expected an http:// or https:// URL");
   if (cfg.notify_per_minute < 1) return Status::InvalidInput(where("per_minute") + ": at least 1");
+  const std::string& format = cfg.notify_format;
+  if (format != "json" && format != "slack" && format != "pagerduty" && format != "alertmanager")
+    return Status::InvalidInput(where("format") + ": expected \"json\", \"slack\", \"pagerduty\" or \"alertmanager\"");
+  if (format != "json" && url.empty())
+    return Status::InvalidInput(where("format") + ": \"" + format + "\" is a webhook's format; set notify.webhook");
+  if (format == "pagerduty" && cfg.notify_routing_key.empty())
+    return Status::InvalidInput(where("format") + ": \"pagerduty\" needs notify.routing_key (the integration's key)");
+  if (!cfg.notify_link.empty() && cfg.notify_link.rfind("http://", 0) != 0 &&
+      cfg.notify_link.rfind("https://", 0) != 0)
+    return Status::InvalidInput(where("link") + ": expected an http:// or https:// URL");
   return Status::Ok();
 }
 
@@ -152,7 +159,8 @@ Status Parse(const std::string& file, Config& cfg) {
       {"watch", {"folders", "include", "exclude", "quiet_gap"}},
       {"verify", {"enabled", "deadline", "allowed_prefixes", "driver_paths", "toolkit_paths"}},
       {"metrics", {"listen", "textfile"}},
-      {"notify", {"exec", "webhook", "deadline", "per_minute"}},
+      {"notify", {"exec", "webhook", "deadline", "per_minute", "format", "ca_file", "routing_key",
+                  "link"}},
   };
   std::vector<std::string> sections;
   for (const auto& [name, keys] : kKnown) sections.push_back(name);
@@ -226,6 +234,10 @@ Status Parse(const std::string& file, Config& cfg) {
     return s;
   if (!(s = ReadNumber(t, "notify", "per_minute", cfg.notify_per_minute, cfg, file)).ok())
     return s;
+  if (!(s = ReadString(t, "notify", "format", cfg.notify_format, cfg, file)).ok()) return s;
+  if (!(s = ReadString(t, "notify", "ca_file", cfg.notify_ca_file, cfg, file)).ok()) return s;
+  if (!(s = ReadString(t, "notify", "routing_key", cfg.notify_routing_key, cfg, file)).ok()) return s;
+  if (!(s = ReadString(t, "notify", "link", cfg.notify_link, cfg, file)).ok()) return s;
   return CheckNotify(t, cfg, file);
 }
 
@@ -356,6 +368,11 @@ std::vector<ConfigSetting> ConfigSettings(const Config& c) {
   text("notify.webhook", RedactSecrets(c.notify_webhook));
   number("notify.deadline", c.notify_deadline_seconds);
   number("notify.per_minute", c.notify_per_minute);
+  text("notify.format", c.notify_format);
+  text("notify.ca_file", c.notify_ca_file);
+  // A secret: said to be set, never shown.
+  text("notify.routing_key", c.notify_routing_key.empty() ? "" : "(set)");
+  text("notify.link", c.notify_link);
   return out;
 }
 

@@ -30,12 +30,14 @@
 #include "heartbeat.h"
 #include "inotify_watcher.h"
 #include "notifier.h"
+#include "outside_deaths.h"
 #include "tail.h"
 #include "triage/core/rules.h"
 #include "triage/daemon/file_selector.h"
 #include "triage/daemon/metrics.h"
 #include "triage/store/incident_sink.h"
 #include "triage/store/store.h"
+#include "triage/verifiers/kernel_log.h"
 #include "verify_worker.h"
 
 namespace triage::daemon {
@@ -84,6 +86,8 @@ class Daemon final : public detail::TailHost {
   // Reading: one turn per ready file, round robin.
   void Drain();
   void RetryFoldersLater();
+  // A file taken anew: a pod's container that restarted may have been killed from outside.
+  void OnNewFile(const std::string& path);
 
   // Store.
   void ScheduleCommit(std::chrono::milliseconds delay);
@@ -165,15 +169,9 @@ Status Daemon::LoadSettings(bool initial) {
   }
   for (const auto& d : loaded.diagnostics) log_.Warn("rules.warning", {{"diagnostic", d.ToString()}});
   for (const auto& w : cfg->warnings) log_.Warn("config.warning", {{"diagnostic", w}});
-  detail::NotifySettings notify;
-  notify.exec = cfg->notify_exec;
-  notify.deadline_seconds = cfg->notify_deadline_seconds;
-  notify.per_minute = cfg->notify_per_minute;
-  if (!cfg->notify_webhook.empty()) {
-    auto url = detail::ParseHttpUrl(cfg->notify_webhook);
-    if (!url.ok()) return url.status().Annotate("notify.webhook");
-    notify.webhook = *url;
-  }
+  auto notify_settings = detail::NotifySettingsFrom(*cfg);
+  if (!notify_settings.ok()) return notify_settings.status();
+  detail::NotifySettings notify = std::move(notify_settings).value();
 
   config_ = std::move(cfg).value();
   selector_ = std::make_unique<FileSelector>(
@@ -248,6 +246,7 @@ Status Daemon::Start() {
   folders_ = std::make_unique<detail::Folders>(inotify_.get(), selector_, opts_.recursive, *tails_,
                                                log_, [this] { RetryFoldersLater(); });
   folders_->SetOwnFiles(OwnFiles());
+  folders_->SetOnNewFile([this](const std::string& path) { OnNewFile(path); });
   for (const auto& root : roots_)
     if (Status st = folders_->AddRoot(root); !st.ok()) return st;
   log_.Info("watch.start", {{"folders", std::to_string(roots_.size())},
@@ -462,6 +461,34 @@ void Daemon::Commit() {
   for (const auto& [id, cp] : pending_.checkpoints)
     if (Tail* t = tails_->FindLive(id); t && !cp.forget) t->committed_offset = cp.offset;
   pending_.Clear();
+}
+
+// The kubelet started a container again (<N>.log after <N-1>.log): the node's kernel log is
+// asked whether the container's memory cgroup killed it (outside_deaths.h). The incident found
+// is written as the tails' are.
+void Daemon::OnNewFile(const std::string& path) {
+  auto restart = detail::ContainerRestartOf(path);
+  if (!restart) return;
+  verifiers::VerifyConfig vc;
+  if (!opts_.kernel_log_paths.empty()) vc.kernel_log_paths = opts_.kernel_log_paths;
+  const verifiers::KernelLog kernel = verifiers::ReadKernelLog(vc);
+  if (!kernel.ok) {
+    log_.Warn("container.restart", {{"path", path},
+                                    {"previous", restart->previous_log},
+                                    {"kernel_log", kernel.permission.empty() ? kernel.error : kernel.permission},
+                                    {"effect", "a kill from outside cannot be told"}});
+    return;
+  }
+  const auto lines = detail::MemcgKillLines(kernel.lines, restart->pod_uid);
+  log_.Info("container.restart", {{"path", path},
+                                  {"previous", restart->previous_log},
+                                  {"memcg_kill", lines.empty() ? "none" : "found"}});
+  if (lines.empty()) return;
+  auto found = detail::DeathIncidents(*restart, lines, kernel.source, tail_settings_.rules,
+                                      tail_settings_.analyzer.host);
+  if (found.empty()) return;
+  for (auto& inc : found) pending_.incidents.push_back(std::move(inc));
+  ScheduleCommit(std::chrono::milliseconds(0));
 }
 
 // An occurrence stored: counted and handed to the notifier (a same occurrence read again is

@@ -238,6 +238,7 @@ void Folders::ReconcileEntry(const Folder& folder, const std::string& name, bool
   }
   present.insert(id);
   FollowLink(tails_.Open(folder.path, folder.wd, name, rel, fd, fst, startup));
+  if (on_new_file_) on_new_file_(path);
 }
 
 void Folders::Orphan(Tail& t, const char* why) {

@@ -51,6 +51,10 @@ class Folders {
   // metrics textfile): never read, whatever the globs select. `paths` need not exist yet; their
   // folders do. Before AddRoot.
   void SetOwnFiles(const std::vector<std::string>& paths);
+  // Called with the path of each file taken anew (at start too), after its tail is opened.
+  void SetOnNewFile(std::function<void(const std::string& path)> on_new_file) {
+    on_new_file_ = std::move(on_new_file);
+  }
 
  private:
   struct Folder {
@@ -91,6 +95,7 @@ class Folders {
   TailSet& tails_;
   EventLog& log_;
   std::function<void()> retry_soon_;
+  std::function<void(const std::string& path)> on_new_file_;
   std::map<int, Folder> folders_;  // by watch descriptor (or a made-up id in --once)
   std::map<std::string, int> folder_by_path_;
   int next_fake_wd_ = -2;

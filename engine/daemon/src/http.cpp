@@ -2,11 +2,17 @@
 // the daemon sees only http.h.
 #include "http.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <thread>
@@ -18,6 +24,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 
 constexpr auto kRequestTimeout = std::chrono::seconds(5);
@@ -106,17 +113,18 @@ Result<HttpUrl> ParseHttpUrl(std::string_view text) {
   const std::string what = "URL '" + std::string(text) + "'";
   for (unsigned char c : text)
     if (c <= ' ' || c == 0x7f) return Status::InvalidInput(what + ": spaces or control characters");
-  if (StartsWithNoCase(text, "https://"))
-    return Status::InvalidInput(what + ": https is not supported, only http:// (use a relay on "
-                                       "this host for a TLS endpoint)");
-  if (!StartsWithNoCase(text, "http://")) return Status::InvalidInput(what + ": expected http://HOST[:PORT]/PATH");
-  std::string_view rest = text.substr(7);
+  const bool https = StartsWithNoCase(text, "https://");
+  if (!https && !StartsWithNoCase(text, "http://"))
+    return Status::InvalidInput(what + ": expected http:// or https://HOST[:PORT]/PATH");
+  std::string_view rest = text.substr(https ? 8 : 7);
   const size_t end = rest.find_first_of("/?#");
   std::string_view authority = rest.substr(0, end);
   std::string_view target = end == std::string_view::npos ? std::string_view() : rest.substr(end);
   if (authority.find('@') != std::string_view::npos)
     return Status::InvalidInput(what + ": credentials in the URL are not supported");
   HttpUrl url;
+  url.https = https;
+  url.port = https ? 443 : 80;
   std::string_view host = authority;
   std::string_view port;
   if (!authority.empty() && authority.front() == '[') {
@@ -330,16 +338,81 @@ namespace triage::daemon::detail {
 // ---------------------------------------------------------------------------------------------
 // client
 
+namespace {
+
+// The certificate check of an https POST: the chain against the CA file or the system's store,
+// the name (or address) against the URL's host, which also goes out as SNI.
+Status PrepareTls(ssl::context& ctx, SSL* ssl, const HttpUrl& url, const std::string& ca_file,
+                  const std::string& where) {
+  boost::system::error_code ec;
+  ctx.set_verify_mode(ssl::verify_peer, ec);
+  if (ca_file.empty()) {
+    ctx.set_default_verify_paths(ec);
+  } else {
+    ctx.load_verify_file(ca_file, ec);
+    if (ec) return Status::InvalidInput(where + ": CA file " + ca_file + ": " + ec.message());
+  }
+  if (ec) return Status::Unavailable(where + ": the system's certificate store: " + ec.message());
+  SSL_set_verify(ssl, SSL_VERIFY_PEER, nullptr);
+  boost::system::error_code not_ip;
+  asio::ip::make_address(url.host, not_ip);
+  if (not_ip) {
+    if (SSL_set_tlsext_host_name(ssl, url.host.c_str()) != 1 || SSL_set1_host(ssl, url.host.c_str()) != 1)
+      return Status::InvalidInput(where + ": host name refused by OpenSSL");
+  } else if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url.host.c_str()) != 1) {
+    return Status::InvalidInput(where + ": address refused by OpenSSL");
+  }
+  return Status::Ok();
+}
+
+// Why a handshake failed: the certificate's check when that is what failed.
+std::string HandshakeError(SSL* ssl, const beast::error_code& ec) {
+  const long verdict = SSL_get_verify_result(ssl);
+  if (verdict != X509_V_OK)
+    return std::string("certificate not trusted: ") + X509_verify_cert_error_string(verdict);
+  return ec.message();
+}
+
+// The exchange over a connected `stream` (TCP, or TLS after its handshake): the request, then the
+// answer; `result` set when it ends.
+template <class Stream>
+void Exchange(Stream& stream, http::request<http::string_body>& req, beast::flat_buffer& buffer,
+              http::response_parser<http::string_body>& parser, std::optional<Status>& result,
+              const std::function<void(const char*, beast::error_code)>& fail,
+              const std::string& where) {
+  http::async_write(stream, req, [&](beast::error_code wec, size_t) {
+    if (wec) return fail("send", wec);
+    http::async_read(stream, buffer, parser, [&](beast::error_code rec, size_t) {
+      if (rec) return fail("answer", rec);
+      const unsigned status = parser.get().result_int();
+      if (status >= 200 && status < 300) {
+        result = Status::Ok();
+      } else {
+        result = Status::Unavailable(where + ": answered " + std::to_string(status) + " " +
+                                     std::string(http::obsolete_reason(parser.get().result())));
+      }
+    });
+  });
+}
+
+}  // namespace
+
 Status HttpPost(const HttpUrl& url, std::string_view content_type, std::string_view body,
-                double timeout_seconds) {
-  const std::string where = "http://" + url.host + ":" + std::to_string(url.port) + url.target;
+                double timeout_seconds, const std::string& ca_file) {
+  const std::string where = (url.https ? "https://" : "http://") + url.host + ":" + std::to_string(url.port);
   const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(timeout_seconds));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
 
   asio::io_context io{1};
   tcp::resolver resolver(io);
-  beast::tcp_stream stream(io);
+  ssl::context ctx(ssl::context::tls_client);
+  beast::ssl_stream<beast::tcp_stream> stream(io, ctx);
+  if (url.https) {
+    Status tls = PrepareTls(ctx, stream.native_handle(), url, ca_file, where);
+    if (!tls.ok()) return tls;
+  }
+  beast::tcp_stream& tcp_layer = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
   http::request<http::string_body> req{http::verb::post, url.target, 11};
   req.set(http::field::host, url.host + ":" + std::to_string(url.port));
@@ -352,9 +425,12 @@ Status HttpPost(const HttpUrl& url, std::string_view content_type, std::string_v
   parser.body_limit(kAnswerBodyLimit);
 
   std::optional<Status> result;
-  auto fail = [&](const char* step, beast::error_code ec) {
+  const std::function<void(const char*, beast::error_code)> fail = [&](const char* step,
+                                                                       beast::error_code ec) {
     if (ec == beast::error::timeout) {
       result = Status::Timeout(where + ": no answer within the deadline (" + step + ")");
+    } else if (std::string_view(step) == "TLS handshake") {
+      result = Status::Unavailable(where + ": " + step + ": " + HandshakeError(stream.native_handle(), ec));
     } else {
       result = Status::Unavailable(where + ": " + step + ": " + ec.message());
     }
@@ -362,21 +438,13 @@ Status HttpPost(const HttpUrl& url, std::string_view content_type, std::string_v
   resolver.async_resolve(url.host, std::to_string(url.port),
                          [&](beast::error_code ec, tcp::resolver::results_type endpoints) {
     if (ec) return fail("resolve", ec);
-    stream.expires_at(deadline);
-    stream.async_connect(endpoints, [&](beast::error_code cec, const tcp::endpoint&) {
+    tcp_layer.expires_at(deadline);
+    tcp_layer.async_connect(endpoints, [&](beast::error_code cec, const tcp::endpoint&) {
       if (cec) return fail("connect", cec);
-      http::async_write(stream, req, [&](beast::error_code wec, size_t) {
-        if (wec) return fail("send", wec);
-        http::async_read(stream, buffer, parser, [&](beast::error_code rec, size_t) {
-          if (rec) return fail("answer", rec);
-          const unsigned status = parser.get().result_int();
-          if (status >= 200 && status < 300) {
-            result = Status::Ok();
-          } else {
-            result = Status::Unavailable(where + ": answered " + std::to_string(status) + " " +
-                                         std::string(http::obsolete_reason(parser.get().result())));
-          }
-        });
+      if (!url.https) return Exchange(tcp_layer, req, buffer, parser, result, fail, where);
+      stream.async_handshake(ssl::stream_base::client, [&](beast::error_code hec) {
+        if (hec) return fail("TLS handshake", hec);
+        Exchange(stream, req, buffer, parser, result, fail, where);
       });
     });
   });
@@ -387,7 +455,7 @@ Status HttpPost(const HttpUrl& url, std::string_view content_type, std::string_v
     return Status::Timeout(where + ": no answer within the deadline (resolve)");
   }
   beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  tcp_layer.socket().shutdown(tcp::socket::shutdown_both, ignored);
   return *result;
 }
 

@@ -13,8 +13,6 @@
 #include <cstring>
 
 #include "triage/core/host.h"
-#include "triage/core/report.h"
-#include "triage/json.h"
 
 extern char** environ;
 
@@ -25,64 +23,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kStderrKept = 1024;
-constexpr size_t kTextPart = 200;  // bytes of each log-borne part of the summary line
 constexpr auto kPollStep = std::chrono::milliseconds(20);
 
 std::string ThisHost() { return core::ThisHost(); }
-
-// A part of the summary line: one line, no control characters, bounded, and nothing a chat
-// reads as markup (the text comes from a log): Slack's commands and mentions ("<!channel>",
-// "<@U123>", "<url|label>") lose their angle brackets to look-alikes, "@here", "@channel" and
-// "@everyone" their at sign, a Markdown link its "](", and the bidirectional controls (U+202A to
-// U+202E, U+2066 to U+2069, U+200E, U+200F, U+061C) that reorder what a reader sees are dropped.
-std::string Part(std::string_view s) {
-  const std::string clean = SanitizeUtf8(s.substr(0, std::min(s.size(), kTextPart)));
-  std::string out;
-  for (size_t i = 0; i < clean.size(); ++i) {
-    const auto c = static_cast<unsigned char>(clean[i]);
-    const std::string_view rest = std::string_view(clean).substr(i);
-    if (c < 0x20 || c == 0x7f) {
-      out += ' ';
-    } else if (c == '<') {
-      out += "\u2039";
-    } else if (c == '>') {
-      out += "\u203a";
-    } else if (c == '@' && (rest.substr(1, 4) == "here" || rest.substr(1, 7) == "channel" ||
-                            rest.substr(1, 8) == "everyone")) {
-      out += "\uff20";
-    } else if (c == ']' && rest.substr(1, 1) == "(") {
-      out += "] ";
-    } else if (c == 0xe2 && i + 2 < clean.size() &&
-               ((clean[i + 1] == '\x80' && ((clean[i + 2] >= '\xaa' && clean[i + 2] <= '\xae') ||
-                                            clean[i + 2] == '\x8e' || clean[i + 2] == '\x8f')) ||
-                (clean[i + 1] == '\x81' && clean[i + 2] >= '\xa6' && clean[i + 2] <= '\xa9'))) {
-      i += 2;
-    } else if (c == 0xd8 && i + 1 < clean.size() && clean[i + 1] == '\x9c') {
-      i += 1;
-    } else {
-      out += clean[i];
-    }
-  }
-  return out;
-}
-
-std::string SummaryLine(const core::Incident& inc, bool recurrence, const std::string& host) {
-  std::string text = recurrence ? "triage: incident recurred" : "triage: new incident";
-  if (inc.id) text += " #" + std::to_string(*inc.id);
-  text += " on ";
-  text += Part(inc.host.empty() ? host : inc.host);
-  text += ": ";
-  text += Part(inc.service);
-  if (!inc.causes.empty()) {
-    const core::Cause& top = inc.causes.front();
-    text += ": ";
-    text += Part(top.title.empty() ? top.cause : top.title);
-    text += " (";
-    text += Part(top.cause);
-    text += ")";
-  }
-  return text;
-}
 
 // Sets O_NONBLOCK; false on failure.
 bool NonBlocking(int fd) {
@@ -139,17 +82,31 @@ std::string Trimmed(std::string s) {
 
 }  // namespace
 
-std::string NotificationJson(const core::Incident& incident, bool recurrence,
-                             const std::string& host) {
-  JsonWriter w;
-  w.BeginObject();
-  w.Key("text").String(SummaryLine(incident, recurrence, host));
-  w.Key("event").String(recurrence ? "recurrence" : "new");
-  w.Key("host").String(host);
-  w.Key("incident");
-  core::WriteIncidentJson(w, incident);
-  w.EndObject();
-  return w.Take();
+Result<NotifySettings> NotifySettingsFrom(const core::Config& config) {
+  NotifySettings out;
+  out.exec = config.notify_exec;
+  out.deadline_seconds = config.notify_deadline_seconds;
+  out.per_minute = config.notify_per_minute;
+  out.ca_file = config.notify_ca_file;
+  out.payload.format = ParseNotifyFormat(config.notify_format);
+  out.payload.routing_key = config.notify_routing_key;
+  out.payload.link = config.notify_link;
+  if (!config.notify_webhook.empty()) {
+    auto url = ParseHttpUrl(config.notify_webhook);
+    if (!url.ok()) return url.status().Annotate("notify.webhook");
+    out.webhook = *url;
+  }
+  return out;
+}
+
+void DeliverNow(const NotifySettings& settings, const NotifyDocuments& docs,
+                const NotifyOutcome& outcome) {
+  if (!settings.exec.empty() && !docs.exec.empty())
+    outcome("exec", RunHook(settings.exec, docs.exec, settings.deadline_seconds));
+  if (settings.webhook && !docs.webhook.empty()) {
+    outcome("webhook", HttpPost(*settings.webhook, "application/json", docs.webhook,
+                                settings.deadline_seconds, settings.ca_file));
+  }
 }
 
 Status RunHook(const std::vector<std::string>& argv, const std::string& input,
@@ -270,58 +227,74 @@ void Notifier::Configure(NotifySettings settings) {
   settings_ = std::move(settings);
 }
 
+void Notifier::Channels(const NotifySettings& settings, std::vector<std::string>& out) const {
+  if (!settings.exec.empty()) out.emplace_back("exec");
+  if (settings.webhook) out.emplace_back("webhook");
+}
+
 void Notifier::Submit(const core::Incident& incident, bool recurrence) {
   const std::string id = incident.id ? std::to_string(*incident.id) : "-";
+  NotifyDocuments docs;
+  docs.critical = IsCritical(incident);
   std::vector<std::string> channels;
-  uint64_t resumed_after = 0;
-  bool limited = false, first_limited = false;
+  bool held = false, first_held = false;
   double limit = 0;
+  PayloadSettings payload;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_ || !settings_.enabled()) return;
-    if (!settings_.exec.empty()) channels.emplace_back("exec");
-    if (settings_.webhook) channels.emplace_back("webhook");
+    Channels(settings_, channels);
+    payload = settings_.payload;
     const auto now = Clock::now();
     while (!sent_.empty() && now - sent_.front() >= std::chrono::minutes(1)) sent_.pop_front();
     limit = settings_.per_minute;
-    if (static_cast<double>(sent_.size()) >= limit) {
-      limited = true;
-      first_limited = ++limited_in_burst_ == 1;
+    // A hardware fault is never held back; it still counts against the limit.
+    if (static_cast<double>(sent_.size()) >= limit && !docs.critical) {
+      held = true;
+      first_held = held_.total == 0;
+      if (first_held) held_first_ = now;
+      held_last_ = now;
+      ++held_.total;
+      ++held_.by_cause[AlertCauseOf(incident)];
     } else {
       sent_.push_back(now);
-      resumed_after = limited_in_burst_;
-      limited_in_burst_ = 0;
     }
   }
-  if (limited) {
+  if (held) {
     if (metrics_)
       for (const auto& c : channels) metrics_->Notification(c, "limited");
-    if (first_limited) {
+    if (first_held) {
       log_({LogRecord::Level::kWarning,
             "notify.limited",
             {{"incident", id}, {"limit", std::to_string(static_cast<int64_t>(limit)) + "/min"}}});
     }
+    cv_.notify_one();  // the summary's time
     return;
   }
-  if (resumed_after) {
-    log_({LogRecord::Level::kInfo, "notify.resumed", {{"dropped", std::to_string(resumed_after)}}});
-  }
-  std::string doc = NotificationJson(incident, recurrence, host_);
-  std::optional<std::string> dropped;
+  const NotifyEvent event = recurrence ? NotifyEvent::kRecurrence : NotifyEvent::kNew;
+  docs.exec = NotificationJson(incident, event, host_);
+  docs.webhook = payload.format == NotifyFormat::kJson ? docs.exec
+                                                       : WebhookDocument(payload, incident, event, host_);
+  bool dropped = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;
     if (queue_.size() >= std::max<size_t>(1, settings_.queue_limit)) {
-      queue_.pop_front();
-      dropped = "queue full";
+      // The oldest that is not a hardware fault; when all are, none (the queue grows by one).
+      auto victim = std::find_if(queue_.begin(), queue_.end(),
+                                 [](const NotifyDocuments& d) { return !d.critical; });
+      if (victim != queue_.end()) {
+        queue_.erase(victim);
+        dropped = true;
+      }
     }
-    queue_.push_back(std::move(doc));
+    queue_.push_back(std::move(docs));
   }
   cv_.notify_one();
   if (dropped) {
     if (metrics_)
       for (const auto& c : channels) metrics_->Notification(c, "dropped");
-    log_({LogRecord::Level::kWarning, "notify.dropped", {{"reason", *dropped}}});
+    log_({LogRecord::Level::kWarning, "notify.dropped", {{"reason", "queue full"}}});
   }
 }
 
@@ -338,22 +311,43 @@ void Notifier::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+Clock::time_point Notifier::SummaryDue() const {
+  // Once the burst has been quiet a while, or a minute after its first held one; never sooner
+  // than a minute after the last summary.
+  auto due = std::min(held_last_ + kSummaryQuiet, held_first_ + std::chrono::minutes(1));
+  if (last_summary_) due = std::max(due, *last_summary_ + std::chrono::minutes(1));
+  return due;
+}
+
 void Notifier::Loop() {
   for (;;) {
-    std::string doc;
+    NotifyDocuments docs;
     NotifySettings settings;
+    std::optional<HeldBack> summary;
     size_t dropped = 0;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopped
-      if (stop_ && Clock::now() >= drain_until_) {
+      while (!stop_ && queue_.empty() && (held_.total == 0 || Clock::now() < SummaryDue())) {
+        if (held_.total == 0) {
+          cv_.wait(lock);
+        } else {
+          cv_.wait_until(lock, SummaryDue());
+        }
+      }
+      const auto now = Clock::now();
+      settings = settings_;
+      if (held_.total > 0 && (stop_ || now >= SummaryDue())) {
+        summary = std::move(held_);
+        held_ = {};
+        last_summary_ = now;
+      } else if (queue_.empty()) {
+        return;  // stopped
+      } else if (stop_ && now >= drain_until_) {
         dropped = queue_.size();
         queue_.clear();
       } else {
-        doc = std::move(queue_.front());
+        docs = std::move(queue_.front());
         queue_.pop_front();
-        settings = settings_;
       }
     }
     if (dropped) {
@@ -362,12 +356,18 @@ void Notifier::Loop() {
             {{"count", std::to_string(dropped)}, {"reason", "stopping"}}});
       return;
     }
-    Deliver(settings, doc);
+    if (summary) {
+      log_({LogRecord::Level::kInfo, "notify.held_back",
+            {{"count", std::to_string(summary->total)}, {"summary", HeldBackText(*summary, host_)}}});
+      docs.exec = HeldBackJson(*summary, host_);
+      docs.webhook = HeldBackDocument(settings.payload, *summary, host_);
+    }
+    Deliver(settings, docs);
   }
 }
 
-void Notifier::Deliver(const NotifySettings& settings, const std::string& doc) {
-  auto outcome = [&](const char* channel, const Status& st) {
+void Notifier::Deliver(const NotifySettings& settings, const NotifyDocuments& docs) {
+  DeliverNow(settings, docs, [&](const char* channel, const Status& st) {
     const char* result = st.ok() ? "sent" : st.kind() == Status::Kind::kTimeout ? "timeout" : "failed";
     if (metrics_) metrics_->Notification(channel, result);
     if (st.ok()) {
@@ -376,12 +376,26 @@ void Notifier::Deliver(const NotifySettings& settings, const std::string& doc) {
       log_({LogRecord::Level::kWarning, "notify.failed",
             {{"channel", channel}, {"error", st.message()}}});
     }
-  };
-  if (!settings.exec.empty()) outcome("exec", RunHook(settings.exec, doc, settings.deadline_seconds));
-  if (settings.webhook) {
-    outcome("webhook",
-            HttpPost(*settings.webhook, "application/json", doc, settings.deadline_seconds));
-  }
+  });
 }
 
 }  // namespace triage::daemon::detail
+
+namespace triage::daemon {
+
+Status NotifyResolved(const core::Config& config, const core::Incident& incident) {
+  auto settings = detail::NotifySettingsFrom(config);
+  if (!settings.ok()) return settings.status();
+  if (!settings->enabled()) return Status::Ok();
+  const std::string host = core::ThisHost();
+  detail::NotifyDocuments docs;
+  docs.exec = detail::NotificationJson(incident, detail::NotifyEvent::kResolved, host);
+  docs.webhook = detail::WebhookDocument(settings->payload, incident, detail::NotifyEvent::kResolved, host);
+  Status first = Status::Ok();
+  detail::DeliverNow(*settings, docs, [&](const char* channel, const Status& st) {
+    if (!st.ok() && first.ok()) first = Status(st).Annotate(std::string("notify.") + channel);
+  });
+  return first;
+}
+
+}  // namespace triage::daemon

@@ -1,17 +1,18 @@
 // Tells someone about each incident the daemon stores (`[notify]`): runs a program with the
-// incident's JSON on its stdin, and/or POSTs it to a webhook. On a background thread, so that
-// ingestion never waits for a hook or a network.
+// incident's JSON on its stdin, and/or POSTs a document to a webhook (http or https) in triage's
+// own JSON or in the shape of Slack, PagerDuty or Alertmanager (notify_payload.h). On a
+// background thread, so that ingestion never waits for a hook or a network.
 //
-// The document (docs/notifications.md is the contract):
-//   {"text": "one line a chat shows", "event": "new" | "recurrence", "host": "<this host>",
-//    "incident": {the incident object of `analyze --json`}}
-//
-// Bounds: at most `per_minute` notifications in any 60 s (the rest are dropped, counted and
-// logged: the first drop of a burst, then how many went when sending resumes); at most
-// `queue_limit` waiting (the oldest dropped). The program runs from its argv (never a shell), in
-// its own process group, with stdout to /dev/null and stderr kept for the log (its first 1 KiB);
-// past the deadline its group is killed. The webhook gets the same deadline. A failure is
-// logged and counted, never more. Stopping delivers what waits for one deadline more.
+// Bounds: at most `per_minute` notifications in any 60 s. One past it is held back (counted,
+// logged at the start of a burst), unless its cause is a hardware fault (critical): that one is
+// always sent. What was held back goes out as one summary ("7 incidents held back in the last
+// minute: 5 cuda.oom, 2 native.crash") once the burst has been quiet for kSummaryQuiet, or a
+// minute after its first held one, at most one summary a minute. At most `queue_limit` waiting:
+// past it the oldest that is not critical is dropped. The program runs from its argv (never a
+// shell), in its own process group, with stdout to /dev/null and stderr kept for the log (its
+// first 1 KiB); past the deadline its group is killed. The webhook gets the same deadline. A
+// failure is logged and counted, never more. Stopping delivers what waits (and the summary of
+// what was held) for one deadline more.
 #pragma once
 
 #include <chrono>
@@ -26,6 +27,8 @@
 #include <vector>
 
 #include "http.h"
+#include "notify_payload.h"
+#include "triage/core/config.h"
 #include "triage/core/incident.h"
 #include "triage/daemon/daemon.h"
 #include "triage/daemon/metrics.h"
@@ -35,15 +38,17 @@ namespace triage::daemon::detail {
 struct NotifySettings {
   std::vector<std::string> exec;   // argv; empty: no program. argv[0] is an absolute path.
   std::optional<HttpUrl> webhook;  // none: no webhook
+  PayloadSettings payload;         // the webhook's document
+  std::string ca_file;             // an https webhook's trust; empty: the system's store
   double deadline_seconds = 10;
   double per_minute = 10;
   size_t queue_limit = 64;
   bool enabled() const { return !exec.empty() || webhook.has_value(); }
 };
 
-// The document sent for one incident. `recurrence`: its fingerprint was stored before.
-std::string NotificationJson(const core::Incident& incident, bool recurrence,
-                             const std::string& host);
+// The settings of `[notify]` (the configuration has checked its keys; the webhook's URL is
+// parsed here).
+Result<NotifySettings> NotifySettingsFrom(const core::Config& config);
 
 // Runs `argv` with `input` on its stdin; Ok when it exits 0 within the deadline, Timeout when
 // it was killed at the deadline, Unavailable with its status (and the start of its stderr)
@@ -51,9 +56,25 @@ std::string NotificationJson(const core::Incident& incident, bool recurrence,
 Status RunHook(const std::vector<std::string>& argv, const std::string& input,
                double deadline_seconds);
 
+// One notification's documents: the program's (triage's JSON) and the webhook's (its format;
+// empty: nothing for the webhook).
+struct NotifyDocuments {
+  bool critical = false;
+  std::string exec;
+  std::string webhook;
+};
+
+// Sends `docs` through the channels of `settings` now, on the calling thread; `outcome` is told
+// each channel's result ("exec" or "webhook").
+using NotifyOutcome = std::function<void(const char* channel, const Status& status)>;
+void DeliverNow(const NotifySettings& settings, const NotifyDocuments& docs,
+                const NotifyOutcome& outcome);
+
 class Notifier {
  public:
   using Log = std::function<void(LogRecord)>;  // thread-safe
+  static constexpr auto kSummaryQuiet = std::chrono::seconds(5);
+
   // `metrics` may be null; it must outlive the notifier.
   Notifier(Metrics* metrics, Log log);
   ~Notifier();  // Stop()
@@ -70,7 +91,10 @@ class Notifier {
 
  private:
   void Loop();
-  void Deliver(const NotifySettings& settings, const std::string& doc);
+  // When the summary of what is held is due (mu_ held; held_.total > 0).
+  std::chrono::steady_clock::time_point SummaryDue() const;
+  void Deliver(const NotifySettings& settings, const NotifyDocuments& docs);
+  void Channels(const NotifySettings& settings, std::vector<std::string>& out) const;
 
   Metrics* metrics_;
   Log log_;
@@ -78,9 +102,11 @@ class Notifier {
   std::mutex mu_;
   std::condition_variable cv_;
   NotifySettings settings_;
-  std::deque<std::string> queue_;  // documents
+  std::deque<NotifyDocuments> queue_;
   std::deque<std::chrono::steady_clock::time_point> sent_;  // admissions in the last minute
-  uint64_t limited_in_burst_ = 0;
+  HeldBack held_;                                           // held back since the last summary
+  std::chrono::steady_clock::time_point held_first_{}, held_last_{};
+  std::optional<std::chrono::steady_clock::time_point> last_summary_;
   bool stop_ = false;
   std::chrono::steady_clock::time_point drain_until_{};  // set by Stop()
   std::thread thread_;

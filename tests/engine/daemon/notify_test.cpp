@@ -175,7 +175,11 @@ TEST_F(NotifyTest, AWebhookThatNeverAnswersIsGivenUpAtTheDeadline) {
 
 TEST_F(NotifyTest, WhatIsNotSupportedIsAConfigurationErrorWithItsLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"webhook = \"https://hooks.example.com/x\"\n", "config.toml:2: notify.webhook: https is not supported"},
+      {"webhook = \"ftp://hooks.example.com/x\"\n", "config.toml:2: notify.webhook: expected an http:// or https:// URL"},
+      {"webhook = \"https://events.pagerduty.com/v2/enqueue\"\nformat = \"pagerduty\"\n",
+       "config.toml:3: notify.format: \"pagerduty\" needs notify.routing_key"},
+      {"webhook = \"https://hooks.example.com/x\"\nformat = \"teams\"\n", "config.toml:3: notify.format: expected \"json\""},
+      {"format = \"slack\"\n", "config.toml:2: notify.format: \"slack\" is a webhook's format; set notify.webhook"},
       {"exec = [\"notify-send\"]\n", "config.toml:2: notify.exec: the program must be an absolute path"},
       {"exec = \"/usr/bin/notify-send --urgency=critical\"\n", "config.toml:2: notify.exec: expected an array"},
       {"per_minute = 0\n", "config.toml:2: notify.per_minute: at least 1"},

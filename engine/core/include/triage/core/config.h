@@ -45,9 +45,15 @@ struct Config {
   std::string metrics_textfile;  // a file for node_exporter's textfile collector; empty: none
   // [notify] (docs/notifications.md)
   std::vector<std::string> notify_exec;  // argv (an absolute program path first); empty: none
-  std::string notify_webhook;            // an http:// URL; empty: none
+  std::string notify_webhook;            // an http:// or https:// URL; empty: none
   double notify_deadline_seconds = 10;   // a hook or a POST is given up after this
   double notify_per_minute = 10;         // at most this many notifications in any minute
+  // The webhook's document: "json" (triage's own), "slack", "pagerduty" (Events v2),
+  // "alertmanager" (the v2 API's alerts).
+  std::string notify_format = "json";
+  std::string notify_ca_file;      // PEM certificates an https webhook must chain to; empty: system's
+  std::string notify_routing_key;  // PagerDuty's integration key (format "pagerduty")
+  std::string notify_link;         // a URL the incident's id is appended to, for a link; empty: none
 
   std::string file;                             // the file read, empty when none
   std::map<std::string, std::string> origin;    // "store.path" -> "/etc/triage/config.toml" ...

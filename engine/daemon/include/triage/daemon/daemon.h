@@ -127,6 +127,9 @@ struct WatchOptions {
   std::optional<double> quiet_gap_seconds;
   // --host: the host of incidents whose lines name none; empty: this machine's name.
   std::string host;
+  // --kernel-log: where the node's kernel log is read when a pod's container restarts (the first
+  // readable; deaths from outside, outside_deaths.h); empty: the checks' default list.
+  std::vector<std::string> kernel_log_paths;
   // After a fatal line (a fatal signature) the process has stopped: once its file has been quiet
   // this long, the incident is closed and written without waiting for the quiet gap. Long
   // enough that the rest of the same crash written by a later write (the traceback after an
