@@ -355,6 +355,52 @@ std::vector<RankState> JoinRanks(const Incident& lead, const Incident& follow) {
   return ranks;
 }
 
+// In one log of a job's processes where every one failed only in a collective and a watchdog
+// timed out (a hang in torchrun's combined log: the rank that fell behind leaves signals only),
+// the rank the others waited for, from what each one's lines tell of its collectives (PyTorch's
+// ProcessGroupNCCL.cpp): the ranks that timed out name the work they waited in
+// ("WorkNCCL(SeqNum=4, OpType=ALLREDUCE, ..."), and the one behind says it never entered it
+// ("Last enqueued NCCL work: 3", in the dump request its watchdog got from the others). The rank
+// furthest behind, alone below the collective the others waited in, goes first, `hung`, the
+// collective it missed named in the first cause (NameMissedCollective). `from` is the first of
+// the incident's ranks that FillRanks added.
+void NameLaggingRank(Incident& incident, const std::vector<detail::HitRecord>& hits, size_t from) {
+  if (incident.causes.empty() || incident.causes.front().cause.find(".timeout") == std::string::npos) return;
+  if (std::any_of(incident.ranks.begin() + long(from), incident.ranks.end(),
+                  [](const RankState& r) { return r.state != "victim"; }))
+    return;
+  Collective waited;
+  std::vector<uint64_t> seq(incident.ranks.size(), 0);
+  for (size_t k = from; k < incident.ranks.size(); ++k) {
+    for (const auto& h : hits) {
+      if (h.actor != incident.ranks[k].actor) continue;
+      const Collective c = CollectiveOf(h.text);
+      seq[k] = std::max(seq[k], c.seq);
+      if (c.seq > waited.seq || (c.seq == waited.seq && waited.op.empty() && !c.op.empty())) waited = c;
+    }
+  }
+  size_t behind = incident.ranks.size();
+  for (size_t k = from; k < incident.ranks.size(); ++k) {
+    if (!seq[k] || seq[k] >= waited.seq) continue;
+    if (behind != incident.ranks.size() && seq[behind] == seq[k]) return;  // two as far behind
+    if (behind == incident.ranks.size() || seq[k] < seq[behind]) behind = k;
+  }
+  if (behind == incident.ranks.size()) return;
+  RankState lagging = incident.ranks[behind];
+  lagging.state = "hung";
+  lagging.detail = "missed " + (waited.op.empty() ? std::string("the collective") : waited.op) +
+                   " SeqNum=" + std::to_string(waited.seq);
+  incident.ranks.erase(incident.ranks.begin() + long(behind));
+  incident.ranks.insert(incident.ranks.begin() + long(from), lagging);
+  auto& actors = incident.actors;
+  actors.erase(std::remove(actors.begin(), actors.end(), lagging.actor), actors.end());
+  actors.insert(actors.begin(), lagging.actor);
+  if (actors.size() > Incident::kMaxActors) {
+    actors.pop_back();
+    ++incident.more_actors;
+  }
+  NameMissedCollective(incident.causes.front(), lagging.actor, waited);
+}
 
 }  // namespace
 
@@ -429,6 +475,7 @@ void FillRanks(Incident& incident, const std::vector<FailureRecord>& failures,
     incident.ranks.resize(before);
     return;
   }
+  NameLaggingRank(incident, hits, before);
   FillRankOffsets(incident);
 }
 
