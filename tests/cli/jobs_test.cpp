@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "corpus_json.h"
@@ -385,6 +386,28 @@ TEST_F(JobsTest, OfRanksAllTimingOutTheOneInAnEarlierCollectiveIsFirst) {
             std::string::npos);
 }
 
+
+// A hang's Flight Recorder dumps given with its combined log (the recorded job_hang_fr: rank 0
+// blocked before the barrier; both ranks dumped): the dumps name the rank behind (its last
+// enqueued collective 3, its peer's 4) and the collective it missed, and the report says so.
+TEST_F(JobsTest, FlightRecorderDumpsNameTheRankAHangWaitedFor) {
+  const std::string dir = std::string(TRIAGE_SOURCE_DIR) + "/tests/data/jobs/";
+  for (const auto& [id, rank, op] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"job_hang_fr", "rank 0", "nccl:all_reduce_barrier"}, {"job_skip_allreduce_fr", "rank 1", "nccl:all_reduce"}}) {
+    auto incidents = Incidents({dir + id + "/fr/nccl_trace_rank_0", dir + id + "/fr/nccl_trace_rank_1",
+                                dir + id + "/combined.log"});
+    ASSERT_EQ(incidents.size(), 1u) << id;
+    const Json& inc = incidents[0];
+    EXPECT_EQ(inc.s("first_actor"), rank) << id;
+    const Json& cause = inc.arr("causes")[0];
+    EXPECT_NE(cause.s("title").find(rank + " never joined " + op + " (SeqNum=4)"), std::string::npos) << cause.s("title");
+    EXPECT_NE(cause.s("title").find("Flight Recorder"), std::string::npos) << cause.s("title");
+    ASSERT_FALSE(inc.arr("ranks").empty());
+    EXPECT_EQ(inc.arr("ranks")[0].s("actor"), rank);
+    EXPECT_EQ(inc.arr("ranks")[0].s("state"), "hung");
+    EXPECT_EQ(inc.arr("ranks")[0].s("detail"), "missed " + op + " SeqNum=4 (Flight Recorder)");
+  }
+}
 
 }  // namespace
 }  // namespace corpus_test

@@ -13,6 +13,7 @@
 #include "times.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/incident.h"
+#include "triage/core/job_dumps.h"
 #include "triage/core/rules.h"
 #include "triage/ingest/pipeline.h"
 
@@ -570,6 +571,65 @@ bool SameJobFailure(const Incident& stored, const Incident& part) {
   const auto a = seconds(stored.started), b = seconds(stored.ended), c = seconds(part.started);
   if (!c || !a) return true;
   return *c >= *a - kJobReachSeconds && *c <= b.value_or(*a) + kJobReachSeconds;
+}
+
+void NameLaggingRankFromDumps(std::vector<Incident>& incidents, const std::vector<RankDump>& dumps) {
+  if (dumps.size() < 2) return;
+  // The process group every dump has: the default one where all have it, else the first common.
+  std::string group;
+  for (const auto& [name, status] : dumps.front().dump.groups) {
+    (void)status;
+    if (std::all_of(dumps.begin(), dumps.end(), [&](const RankDump& d) { return d.dump.groups.count(name) > 0; }) &&
+        (group.empty() || name == "0"))
+      group = name;
+  }
+  if (group.empty()) return;
+  auto key = [&](const RankDump& d) {
+    const auto& st = d.dump.groups.at(group);
+    return std::make_pair(st.last_enqueued, st.last_completed);
+  };
+  const RankDump* behind = &dumps.front();
+  for (const auto& d : dumps)
+    if (key(d) < key(*behind)) behind = &d;
+  const size_t lowest = size_t(std::count_if(dumps.begin(), dumps.end(), [&](const RankDump& d) { return key(d) == key(*behind); }));
+  if (lowest != 1 || behind->rank < 0) return;
+  Collective missed;
+  missed.seq = uint64_t(std::max<int64_t>(key(*behind).first, 0)) + 1;
+  for (const auto& d : dumps)
+    for (const auto& e : d.dump.entries)
+      if (&d != behind && !e.is_p2p && e.process_group == group && e.collective_seq_id == int64_t(missed.seq))
+        missed.op = e.profiling_name;
+  const std::string actor = "rank " + std::to_string(behind->rank);
+  std::vector<Evidence> evidence;
+  for (const auto& d : dumps) {
+    const auto& st = d.dump.groups.at(group);
+    evidence.push_back({d.path, 0, "Flight Recorder, rank " + std::to_string(d.rank) + ", process group " + group +
+                                       ": last enqueued collective " + std::to_string(st.last_enqueued) +
+                                       ", last completed " + std::to_string(st.last_completed)});
+  }
+  for (auto& inc : incidents) {
+    if (inc.causes.empty() || inc.causes.front().cause.find(".timeout") == std::string::npos) continue;
+    auto it = std::find_if(inc.ranks.begin(), inc.ranks.end(), [&](const RankState& r) { return r.actor == actor; });
+    RankState r = it != inc.ranks.end() ? *it : RankState{actor, "", std::nullopt, std::nullopt, "", "", ""};
+    if (it != inc.ranks.end()) inc.ranks.erase(it);
+    r.state = "hung";
+    r.detail = "missed " + (missed.op.empty() ? std::string("the collective") : missed.op) + " SeqNum=" +
+               std::to_string(missed.seq) + " (Flight Recorder)";
+    inc.ranks.insert(inc.ranks.begin(), std::move(r));
+    if (inc.ranks.size() > Incident::kMaxActors) inc.ranks.pop_back();
+    detail::ActorList actors;
+    actors.names = inc.actors;
+    actors.more = inc.more_actors;
+    actors.PutFirst(actor);
+    inc.actors = std::move(actors.names);
+    inc.more_actors = actors.more;
+    Cause& c = inc.causes.front();
+    NameMissedCollective(c, actor, missed);
+    c.title += " (from the Flight Recorder dumps)";
+    c.captures["missed_from"] = "flight_recorder";
+    for (const auto& e : evidence) c.evidence.push_back(e);
+    FillRankOffsets(inc);
+  }
 }
 
 void FoldJobs(std::vector<Incident>& incidents, const std::vector<JobInput>& inputs,
