@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <iostream>
 #include <mutex>
@@ -32,6 +33,7 @@
 #include "time_selection.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/config.h"
+#include "triage/core/job_dumps.h"
 #include "triage/core/report.h"
 #include "triage/core/rules.h"
 #include "triage/core/verifier.h"
@@ -114,6 +116,35 @@ struct FileResult {
 // The last line of `path` that is not blank, and its number in a file of `lines` lines, for a
 // job's process that left no error (core::JobInput); empty for stdin, a file that cannot be
 // read, and one that is compressed or not text at its end.
+// The Flight Recorder dumps among the inputs (files named `nccl_trace_rank_<N>`), read as data
+// (triage/ingest/flight_recorder.h: nothing in a dump is run); one that cannot be read is said
+// and left out.
+std::vector<core::RankDump> FlightRecorderDumps(const std::vector<std::string>& inputs) {
+  constexpr size_t kMaxDumpBytes = 256u << 20;
+  std::vector<core::RankDump> out;
+  for (const auto& path : inputs) {
+    const auto rank = ingest::FlightRecorderRankOf(path);
+    if (!rank) continue;
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (ec || size > kMaxDumpBytes) {
+      PrintError(path, ec ? ec.message() : "a Flight Recorder dump larger than 256 MiB is not read");
+      continue;
+    }
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes(size_t(size), '\0');
+    in.read(bytes.data(), std::streamsize(bytes.size()));
+    bytes.resize(size_t(in.gcount()));
+    auto dump = ingest::ReadFlightRecorderDump(bytes);
+    if (!dump.ok()) {
+      PrintError(path, dump.status().message());
+      continue;
+    }
+    out.push_back(core::RankDump{path, *rank, std::move(*dump)});
+  }
+  return out;
+}
+
 core::JobInput LastLineOf(const std::string& path, uint64_t lines) {
   core::JobInput in{path, "", 0};
   if (path == "-") return in;
@@ -745,6 +776,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     for (size_t i = 0; i < inputs.size(); ++i) job_inputs.push_back(LastLineOf(inputs[i], results[i].lines));
     core::FoldJobs(incidents, job_inputs, *loaded.rules);
     core::MergeJobIncidents(incidents);
+    core::NameLaggingRankFromDumps(incidents, FlightRecorderDumps(inputs));
   }
 
   if (Status st = StoreAndVerify(incidents, s, *config); !st.ok()) {

@@ -33,22 +33,16 @@ struct Expected {
 
 // The cases the engine does not get right yet, and why (measured on this tree; see
 // tests/data/jobs/README.md).
-constexpr const char* kBehind =
-    "in the combined log the rank that fell behind leaves no failure of its own (its lines are signals only) and the waiting rank's timeout comes first; the Flight Recorder dumps that show it are not read by the analyzer yet";
 constexpr const char* kSizeCheck =
     "both ranks raise 'Detected mismatch between collectives' at once: nothing in the logs tells which rank's size is wrong";
 constexpr const char* kSilent =
     "the rank leaves no line of its own in its files (killed, or a bare exit); only torchrun's console or the kernel's log tells";
 const std::vector<Expected> kExpectedFailures = {
-    {"job_skip_allreduce", "combined", kBehind},
     {"job_host_oom", "ranks", kSilent},
     {"job_wrong_size", "combined", kSizeCheck},
     {"job_wrong_size", "ranks", kSizeCheck},
-    {"job_hang", "combined", kBehind},
-    {"job_skip_allreduce_fr", "combined", kBehind},
     {"job_wrong_size_fr", "combined", kSizeCheck},
     {"job_wrong_size_fr", "ranks", kSizeCheck},
-    {"job_hang_fr", "combined", kBehind},
 };
 
 struct Outcome {

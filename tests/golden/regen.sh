@@ -21,9 +21,10 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 out=$here
 if [ $check = 1 ]; then out=$tmp/out; mkdir -p "$out"; fi
 
-# The host name is the machine's: masked so that the files compare on any machine.
+# The host name is the machine's: masked so that the files compare on any machine (also in a
+# job's name that holds it, docs/json-report.md "job").
 mask() {
-  sed -E -e 's/"host":( ?)"[^"]*"/"host":\1"<host>"/g' -e 's/^(Incident[^:]*: .*) on [^ ]+$/\1 on <host>/' \
+  sed -E -e 's/"host":( ?)"[^"]*"/"host":\1"<host>"/g' -e 's/"job":( ?)"host [^:"]*:/"job":\1"host <host>:/g' -e 's/^(Incident[^:]*: .*) on [^ ]+$/\1 on <host>/' \
       -e 's/^(  (#[0-9]+|[0-9]+\.) [^ ]+) on [^ ,]+, /\1 on <host>, /'
 }
 run() {

@@ -13,7 +13,9 @@
 #include "times.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/incident.h"
+#include "triage/core/job_dumps.h"
 #include "triage/core/rules.h"
+#include "triage/ingest/pipeline.h"
 
 namespace triage::core {
 
@@ -247,7 +249,7 @@ size_t FoldOne(std::vector<Incident>& incidents, std::vector<Part> parts,
     if (ranks.size() >= Incident::kMaxActors ||
         std::any_of(ranks.begin(), ranks.end(), [&](const RankState& r) { return r.actor == actor; }))
       return;
-    RankState r{actor, state, std::nullopt, std::nullopt, "", what};
+    RankState r{actor, state, std::nullopt, std::nullopt, "", what, ""};
     if (inc) {
       r.first_failure = inc->started;
       if (!inc->causes.empty()) r.cause = inc->causes.front().cause;
@@ -293,6 +295,112 @@ size_t FoldOne(std::vector<Incident>& incidents, std::vector<Part> parts,
   root.more_actors = actors.more;
   root.ranks = std::move(ranks);
   return parts.front().index;
+}
+
+
+// A job's process whose incident is the only one of its job in what was read (one file of the
+// job failed in this batch): its one entry of the timeline, so that an incident of the job that
+// arrives later joins it knowing how this process took part (JoinJobIncident).
+void NameLoneRank(Incident& inc, const std::string& actor, bool victim) {
+  if (!inc.ranks.empty() || actor.empty()) return;
+  RankState r;
+  r.actor = actor;
+  r.state = victim ? "victim" : "failed";
+  r.first_failure = inc.started;
+  if (!inc.causes.empty()) r.cause = inc.causes.front().cause;
+  r.detail = victim ? CollectiveDetail(WaitedCollective(inc)) : std::string();
+  inc.ranks.push_back(std::move(r));
+  FillRankOffsets(inc);
+}
+
+// How much a rank's state tells of its part in the failure: its own failure, then a victim's
+// error, then what a batch that did not hold the process's failure could only guess.
+int StateWeight(const std::string& state) {
+  if (state == "failed") return 0;
+  if (state == "victim") return 1;
+  if (state == "hung") return 2;
+  return state == "exited" ? 3 : 4;
+}
+
+bool FailedOnItsOwn(const Incident& inc) {
+  return !inc.ranks.empty() && inc.ranks.front().state == "failed";
+}
+
+std::optional<double> FirstFailureOf(const Incident& inc) {
+  if (!inc.ranks.empty() && inc.ranks.front().first_failure)
+    if (auto t = detail::DatedSeconds(*inc.ranks.front().first_failure)) return t;
+  return StartOf(inc);
+}
+
+// The ranks of two incidents of one job as one list, each process once (JoinJobIncident).
+std::vector<RankState> JoinRanks(const Incident& lead, const Incident& follow) {
+  std::vector<RankState> ranks = lead.ranks;
+  for (const auto& r : follow.ranks) {
+    auto it = std::find_if(ranks.begin(), ranks.end(), [&](const RankState& x) { return x.actor == r.actor; });
+    if (it == ranks.end()) {
+      if (ranks.size() < Incident::kMaxActors) ranks.push_back(r);
+    } else if (StateWeight(r.state) < StateWeight(it->state)) {
+      *it = r;
+    }
+  }
+  if (ranks.empty()) return ranks;
+  // The lead's first process first, the others by the time they failed (unknown times last).
+  auto seconds = [](const RankState& r) {
+    return r.first_failure ? detail::DatedSeconds(*r.first_failure) : std::nullopt;
+  };
+  std::stable_sort(ranks.begin() + 1, ranks.end(), [&](const RankState& a, const RankState& b) {
+    const auto x = seconds(a), y = seconds(b);
+    if (x && y) return *x < *y;
+    return x.has_value() > y.has_value();
+  });
+  return ranks;
+}
+
+// In one log of a job's processes where every one failed only in a collective and a watchdog
+// timed out (a hang in torchrun's combined log: the rank that fell behind leaves signals only),
+// the rank the others waited for, from what each one's lines tell of its collectives (PyTorch's
+// ProcessGroupNCCL.cpp): the ranks that timed out name the work they waited in
+// ("WorkNCCL(SeqNum=4, OpType=ALLREDUCE, ..."), and the one behind says it never entered it
+// ("Last enqueued NCCL work: 3", in the dump request its watchdog got from the others). The rank
+// furthest behind, alone below the collective the others waited in, goes first, `hung`, the
+// collective it missed named in the first cause (NameMissedCollective). `from` is the first of
+// the incident's ranks that FillRanks added.
+void NameLaggingRank(Incident& incident, const std::vector<detail::HitRecord>& hits, size_t from) {
+  if (incident.causes.empty() || incident.causes.front().cause.find(".timeout") == std::string::npos) return;
+  if (std::any_of(incident.ranks.begin() + long(from), incident.ranks.end(),
+                  [](const RankState& r) { return r.state != "victim"; }))
+    return;
+  Collective waited;
+  std::vector<uint64_t> seq(incident.ranks.size(), 0);
+  for (size_t k = from; k < incident.ranks.size(); ++k) {
+    for (const auto& h : hits) {
+      if (h.actor != incident.ranks[k].actor) continue;
+      const Collective c = CollectiveOf(h.text);
+      seq[k] = std::max(seq[k], c.seq);
+      if (c.seq > waited.seq || (c.seq == waited.seq && waited.op.empty() && !c.op.empty())) waited = c;
+    }
+  }
+  size_t behind = incident.ranks.size();
+  for (size_t k = from; k < incident.ranks.size(); ++k) {
+    if (!seq[k] || seq[k] >= waited.seq) continue;
+    if (behind != incident.ranks.size() && seq[behind] == seq[k]) return;  // two as far behind
+    if (behind == incident.ranks.size() || seq[k] < seq[behind]) behind = k;
+  }
+  if (behind == incident.ranks.size()) return;
+  RankState lagging = incident.ranks[behind];
+  lagging.state = "hung";
+  lagging.detail = "missed " + (waited.op.empty() ? std::string("the collective") : waited.op) +
+                   " SeqNum=" + std::to_string(waited.seq);
+  incident.ranks.erase(incident.ranks.begin() + long(behind));
+  incident.ranks.insert(incident.ranks.begin() + long(from), lagging);
+  auto& actors = incident.actors;
+  actors.erase(std::remove(actors.begin(), actors.end(), lagging.actor), actors.end());
+  actors.insert(actors.begin(), lagging.actor);
+  if (actors.size() > Incident::kMaxActors) {
+    actors.pop_back();
+    ++incident.more_actors;
+  }
+  NameMissedCollective(incident.causes.front(), lagging.actor, waited);
 }
 
 }  // namespace
@@ -368,6 +476,7 @@ void FillRanks(Incident& incident, const std::vector<FailureRecord>& failures,
     incident.ranks.resize(before);
     return;
   }
+  NameLaggingRank(incident, hits, before);
   FillRankOffsets(incident);
 }
 
@@ -385,6 +494,144 @@ void FillRankOffsets(Incident& incident) {
   }
 }
 
+std::string JobKeyOf(const std::string& path, const std::string& host) {
+  const std::string here = "host " + host + ": ";
+  if (auto m = MemberOfPath(path)) {
+    const std::filesystem::path attempt_dir(m->job);
+    const std::string attempt = attempt_dir.filename().string();
+    if (attempt.rfind("attempt_", 0) != 0 || !AllDigits(attempt.substr(8))) return here + m->job;
+    // torchrun makes `<run id>_<8 random characters>` on each host (a temporary folder).
+    std::string run = attempt_dir.parent_path().filename().string();
+    if (run.size() > 9 && run[run.size() - 9] == '_') run.resize(run.size() - 9);
+    else run.clear();
+    if (run.empty() || run == "none") return here + m->job;
+    return "torchrun " + run + " " + attempt;
+  }
+  auto job = ingest::JobPathOf(path);
+  if (!job) return "";
+  if (auto pod = ingest::PodLogPathOf(path)) return "k8s " + pod->pod_namespace + "/" + job->job;
+  if (job->job.rfind("slurm-", 0) == 0) return "slurm " + job->job.substr(6);
+  return "";
+}
+
+void JoinJobIncident(Incident& into, Incident part) {
+  // Each rank named with its host, where the job's incident holds more than one host's.
+  const bool hosts = part.host != into.host ||
+                     std::any_of(into.ranks.begin(), into.ranks.end(), [](const RankState& r) { return !r.host.empty(); });
+  if (hosts)
+    for (Incident* inc : {&into, &part})
+      for (auto& r : inc->ranks)
+        if (r.host.empty()) r.host = inc->host;
+  bool part_leads;
+  if (FailedOnItsOwn(into) != FailedOnItsOwn(part)) {
+    part_leads = FailedOnItsOwn(part);
+  } else {
+    const auto a = FirstFailureOf(into), b = FirstFailureOf(part);
+    part_leads = a && b ? *b < *a : (!a && b);
+  }
+  const std::string fingerprint = into.fingerprint;
+  const std::optional<int64_t> id = into.id;
+  Incident lead = part_leads ? std::move(part) : std::move(into);
+  Incident follow = part_leads ? std::move(into) : std::move(part);
+  // A batch that held only the victims' failures put first the process they waited for, as hung
+  // or exited, in words of its last line; the lead holds that process's own failure.
+  const bool guessed =
+      !follow.ranks.empty() && StateWeight(follow.ranks.front().state) >= 2 &&
+      std::any_of(lead.ranks.begin(), lead.ranks.end(), [&](const RankState& r) {
+        return r.actor == follow.ranks.front().actor && r.state == "failed";
+      });
+  if (guessed && !follow.causes.empty() && follow.causes.front().cause == "unclassified") {
+    std::vector<Symptom> under = std::move(follow.causes.front().symptoms);
+    follow.causes.erase(follow.causes.begin());
+    if (!lead.causes.empty())
+      for (auto& sym : under) lead.causes.front().symptoms.push_back(std::move(sym));
+  }
+  FoldUnder(lead, follow);
+  Widen(lead, follow);
+  lead.ranks = JoinRanks(lead, follow);
+  detail::ActorList actors;
+  for (const auto& r : lead.ranks) actors.Add(r.actor);
+  for (const Incident* inc : {&lead, &follow}) {
+    for (const auto& a : inc->actors) actors.Add(a);
+    actors.more += inc->more_actors;
+  }
+  lead.actors = std::move(actors.names);
+  lead.more_actors = actors.more;
+  lead.fingerprint = fingerprint;
+  lead.id = id;
+  into = std::move(lead);
+  FillRankOffsets(into);
+}
+
+bool SameJobFailure(const Incident& stored, const Incident& part) {
+  if (stored.job.empty() || stored.job != part.job) return false;
+  auto seconds = [](const std::optional<std::string>& t) {
+    return t ? detail::DatedSeconds(*t) : std::nullopt;
+  };
+  const auto a = seconds(stored.started), b = seconds(stored.ended), c = seconds(part.started);
+  if (!c || !a) return true;
+  return *c >= *a - kJobReachSeconds && *c <= b.value_or(*a) + kJobReachSeconds;
+}
+
+void NameLaggingRankFromDumps(std::vector<Incident>& incidents, const std::vector<RankDump>& dumps) {
+  if (dumps.size() < 2) return;
+  // The process group every dump has: the default one where all have it, else the first common.
+  std::string group;
+  for (const auto& [name, status] : dumps.front().dump.groups) {
+    (void)status;
+    if (std::all_of(dumps.begin(), dumps.end(), [&](const RankDump& d) { return d.dump.groups.count(name) > 0; }) &&
+        (group.empty() || name == "0"))
+      group = name;
+  }
+  if (group.empty()) return;
+  auto key = [&](const RankDump& d) {
+    const auto& st = d.dump.groups.at(group);
+    return std::make_pair(st.last_enqueued, st.last_completed);
+  };
+  const RankDump* behind = &dumps.front();
+  for (const auto& d : dumps)
+    if (key(d) < key(*behind)) behind = &d;
+  const size_t lowest = size_t(std::count_if(dumps.begin(), dumps.end(), [&](const RankDump& d) { return key(d) == key(*behind); }));
+  if (lowest != 1 || behind->rank < 0) return;
+  Collective missed;
+  missed.seq = uint64_t(std::max<int64_t>(key(*behind).first, 0)) + 1;
+  for (const auto& d : dumps)
+    for (const auto& e : d.dump.entries)
+      if (&d != behind && !e.is_p2p && e.process_group == group && e.collective_seq_id == int64_t(missed.seq))
+        missed.op = e.profiling_name;
+  const std::string actor = "rank " + std::to_string(behind->rank);
+  std::vector<Evidence> evidence;
+  for (const auto& d : dumps) {
+    const auto& st = d.dump.groups.at(group);
+    evidence.push_back({d.path, 0, "Flight Recorder, rank " + std::to_string(d.rank) + ", process group " + group +
+                                       ": last enqueued collective " + std::to_string(st.last_enqueued) +
+                                       ", last completed " + std::to_string(st.last_completed)});
+  }
+  for (auto& inc : incidents) {
+    if (inc.causes.empty() || inc.causes.front().cause.find(".timeout") == std::string::npos) continue;
+    auto it = std::find_if(inc.ranks.begin(), inc.ranks.end(), [&](const RankState& r) { return r.actor == actor; });
+    RankState r = it != inc.ranks.end() ? *it : RankState{actor, "", std::nullopt, std::nullopt, "", "", ""};
+    if (it != inc.ranks.end()) inc.ranks.erase(it);
+    r.state = "hung";
+    r.detail = "missed " + (missed.op.empty() ? std::string("the collective") : missed.op) + " SeqNum=" +
+               std::to_string(missed.seq) + " (Flight Recorder)";
+    inc.ranks.insert(inc.ranks.begin(), std::move(r));
+    if (inc.ranks.size() > Incident::kMaxActors) inc.ranks.pop_back();
+    detail::ActorList actors;
+    actors.names = inc.actors;
+    actors.more = inc.more_actors;
+    actors.PutFirst(actor);
+    inc.actors = std::move(actors.names);
+    inc.more_actors = actors.more;
+    Cause& c = inc.causes.front();
+    NameMissedCollective(c, actor, missed);
+    c.title += " (from the Flight Recorder dumps)";
+    c.captures["missed_from"] = "flight_recorder";
+    for (const auto& e : evidence) c.evidence.push_back(e);
+    FillRankOffsets(inc);
+  }
+}
+
 void FoldJobs(std::vector<Incident>& incidents, const std::vector<JobInput>& inputs,
               const RuleSet& rules, double reach_seconds) {
   // The jobs the inputs are the logs of, and each job's ranks with the last line each wrote.
@@ -399,6 +646,7 @@ void FoldJobs(std::vector<Incident>& incidents, const std::vector<JobInput>& inp
     }
   std::map<std::string, std::vector<Part>> by_job;
   for (size_t i = 0; i < incidents.size(); ++i) {
+    if (incidents[i].job.empty()) incidents[i].job = JobKeyOf(incidents[i].source, incidents[i].host);
     auto m = MemberOfPath(incidents[i].source);
     if (!m) continue;
     const Incident& inc = incidents[i];
@@ -449,6 +697,8 @@ void FoldJobs(std::vector<Incident>& incidents, const std::vector<JobInput>& inp
         for (const auto& p : group)
           if (p.index != kept) gone[p.index] = true;
         FillRankOffsets(incidents[kept]);
+      } else {
+        NameLoneRank(incidents[head.index], head.actor, head.victim);
       }
       left = std::move(rest);
     }

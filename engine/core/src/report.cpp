@@ -84,6 +84,8 @@ void WriteRanks(JsonWriter& out, const std::vector<RankState>& ranks) {
     else out.Null();
     out.Key("cause").String(r.cause);
     out.Key("detail").String(r.detail);
+    // Only where the job's incident joins several hosts' logs.
+    if (!r.host.empty()) out.Key("host").String(r.host);
     out.EndObject();
   }
   out.EndArray();
@@ -128,6 +130,9 @@ void WriteIncidentJson(JsonWriter& out, const Incident& incident) {
   }
   // A job's processes one by one (docs/json-report.md, "ranks"): only a job's incident has them.
   if (!incident.ranks.empty()) WriteRanks(out, incident.ranks);
+  // The job, as every host that runs it names it (docs/json-report.md, "job"): only a job's
+  // process's log has one.
+  if (!incident.job.empty()) out.Key("job").String(incident.job);
   out.Key("causes").BeginArray();
   for (const auto& c : incident.causes) {
     out.BeginObject();

@@ -439,7 +439,9 @@ void Daemon::Commit() {
   std::erase_if(pending_.incidents, [](const core::Incident& i) { return i.causes.empty(); });
   // The files of one job (a torchrun log folder, files named by rank) whose incidents close in
   // one batch are one incident of the job (docs/correlation.md, "Jobs").
-  if (!pending_.incidents.empty() && tails_->size() > 1 && tail_settings_.rules)
+  // Each job's incident is named for its job, so that the store joins the parts of it that
+  // close in later batches, or on other hosts, into the incident it holds.
+  if (!pending_.incidents.empty() && tail_settings_.rules)
     core::FoldJobs(pending_.incidents, tails_->JobInputs(), *tail_settings_.rules);
   const std::vector<store::SourceCheckpoint> cps = pending_.CheckpointList();
   store::RecordOutcome outcome;
@@ -494,7 +496,9 @@ void Daemon::OnNewFile(const std::string& path) {
 // An occurrence stored: counted and handed to the notifier (a same occurrence read again is
 // neither), logged, and queued for verification.
 void Daemon::Stored(core::Incident& inc, store::RecordOutcome::Filed filed) {
-  if (filed != store::RecordOutcome::Filed::kReadAgain) {
+  // A part of a job's failure joined into its stored incident was counted and notified with it.
+  if (filed != store::RecordOutcome::Filed::kReadAgain &&
+      filed != store::RecordOutcome::Filed::kJoined) {
     const double now = static_cast<double>(
                            std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())

@@ -238,9 +238,21 @@ ALTER TABLE incidents ADD COLUMN actors TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE incidents ADD COLUMN ranks TEXT NOT NULL DEFAULT '[]';
 )sql";
 
+// Version 11: the job an incident is a failure of (core::Incident::job), and for each job the
+// incident its failure is filed under, which the parts of it that arrive later or from another
+// host join (docs/schema.md, "Jobs"). Its row is locked while a part is filed; incident_id is
+// NULL only inside the transaction that files the job's first part. Older rows name no job.
+constexpr const char* kToVersion11 = R"sql(
+ALTER TABLE incidents ADD COLUMN job TEXT NOT NULL DEFAULT '';
+CREATE TABLE job_incidents (
+  job         TEXT NOT NULL PRIMARY KEY,
+  incident_id BIGINT REFERENCES incidents(id) ON DELETE SET NULL
+);
+)sql";
+
 constexpr const char* kSteps[] = {kToVersion1, kToVersion2, kToVersion3, kToVersion4,
                                   kToVersion5, kToVersion6, kToVersion7, kToVersion8,
-                                  kToVersion9, kToVersion10};
+                                  kToVersion9, kToVersion10, kToVersion11};
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion);
 
 // PostgreSQL: the schema as this triage writes it, created whole on an empty database at
@@ -378,8 +390,12 @@ constexpr const char* kPostgresToVersion9 = kToVersion9;
 // Version 10, as SQLite's.
 constexpr const char* kPostgresToVersion10 = kToVersion10;
 
+// Version 11, as SQLite's.
+constexpr const char* kPostgresToVersion11 = kToVersion11;
+
 constexpr const char* kPostgresSteps[] = {kPostgresToVersion7, kPostgresToVersion8,
-                                          kPostgresToVersion9, kPostgresToVersion10};
+                                          kPostgresToVersion9, kPostgresToVersion10,
+                                          kPostgresToVersion11};
 static_assert(kPostgresBaseline - 1 + sizeof(kPostgresSteps) / sizeof(kPostgresSteps[0]) ==
               kSchemaVersion);
 

@@ -211,6 +211,7 @@ core::Incident Bounded(const core::Incident& in) {
   if (inc.actors.size() > kMaxActors) inc.actors.resize(kMaxActors);
   for (auto& a : inc.actors) Cut(a, kMaxNameBytes);
   if (inc.ranks.size() > kMaxActors) inc.ranks.resize(kMaxActors);
+  Cut(inc.job, kMaxPathBytes);
   for (auto& r : inc.ranks) {
     Cut(r.actor, kMaxNameBytes);
     Cut(r.state, kMaxNameBytes);
@@ -317,7 +318,9 @@ std::string RanksJson(const std::vector<core::RankState>& ranks) {
     w.BeginObject().Key("actor").String(r.actor).Key("state").String(r.state);
     if (r.first_failure) w.Key("first_failure").String(*r.first_failure);
     if (r.offset_seconds) w.Key("offset_seconds").Double(*r.offset_seconds);
-    w.Key("cause").String(r.cause).Key("detail").String(r.detail).EndObject();
+    w.Key("cause").String(r.cause).Key("detail").String(r.detail);
+    if (!r.host.empty()) w.Key("host").String(r.host);
+    w.EndObject();
   }
   w.EndArray();
   return w.Take();
@@ -424,6 +427,7 @@ Result<std::vector<core::RankState>> ParseRanks(Db& db, const std::string& json)
       r.offset_seconds = std::strtod(t->second.c_str(), nullptr);
     r.cause = o["cause"];
     r.detail = o["detail"];
+    if (auto h = o.find("host"); h != o.end()) r.host = h->second;
     out.push_back(std::move(r));
   }
   return out;
@@ -631,7 +635,8 @@ Result<FiledIncident> FindStored(Db& db, const std::string& fp, const std::strin
   return out;
 }
 
-// The incident row's columns ?2 to ?11 (service to title, then the time it was seen), as the
+// The incident row's columns ?2 to ?15 (service to title, the time it was seen, the versions,
+// the job's processes and its name), as the
 // insert of a new incident and the update of a recurrence both write them.
 void BindIncidentRow(Stmt& st, const core::Incident& inc, const std::string& seen) {
   const core::Cause& top = inc.causes.front();
@@ -639,7 +644,7 @@ void BindIncidentRow(Stmt& st, const core::Incident& inc, const std::string& see
   st.Bind(5, int64_t(inc.first_line)).Bind(6, int64_t(inc.last_line));
   st.Bind(7, inc.started).Bind(8, inc.ended).Bind(9, top.cause).Bind(10, top.title);
   st.Bind(11, seen).Bind(12, VersionsJson(inc.versions));
-  st.Bind(13, ActorsJson(inc.actors)).Bind(14, RanksJson(inc.ranks));
+  st.Bind(13, ActorsJson(inc.actors)).Bind(14, RanksJson(inc.ranks)).Bind(15, inc.job);
 }
 
 // A recurrence: the incident's row takes the latest occurrence; the hypotheses follow it, the
@@ -651,7 +656,7 @@ Status UpdateRecurrence(Db& db, int64_t id, const core::Incident& inc, const std
                  "first_seen = CASE WHEN ?11 < first_seen THEN ?11 ELSE first_seen END, "
                  "last_seen = CASE WHEN ?11 > last_seen THEN ?11 ELSE last_seen END, "
                  "occurrences = occurrences + 1, versions = ?12, actors = ?13, ranks = ?14, "
-                 "status = CASE status WHEN 'resolved' THEN 'reopened' ELSE status END "
+                 "job = ?15, status = CASE status WHEN 'resolved' THEN 'reopened' ELSE status END "
                  "WHERE id = ?1");
   st->Bind(1, id);
   BindIncidentRow(*st, inc, seen);
@@ -666,12 +671,8 @@ Status UpdateRecurrence(Db& db, int64_t id, const core::Incident& inc, const std
   return Status::Ok();
 }
 
-// A new occurrence of incident `id`: its key, its host, a reopening, its pod, its causes and the
-// day it counts for.
-Status AddOccurrence(Db& db, int64_t id, const core::Incident& inc, const std::string& key,
-                     const std::string& seen, const std::string& now, bool reopened,
-                     const char* occurrence, RecordOutcome& outcome) {
-  TRIAGE_TRY(AddOccurrenceKey(db, id, key));
+// One more occurrence of incident `id` on `host`, seen at `seen`.
+Status CountHost(Db& db, int64_t id, const std::string& host, const std::string& seen) {
   TRIAGE_PREPARE(hosts, db,
                  "INSERT INTO incident_hosts (incident_id, host, occurrences, first_seen, "
                  "last_seen) VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (incident_id, host) DO "
@@ -680,8 +681,17 @@ Status AddOccurrence(Db& db, int64_t id, const core::Incident& inc, const std::s
                  "ELSE incident_hosts.first_seen END, "
                  "last_seen = CASE WHEN ?3 > incident_hosts.last_seen THEN ?3 "
                  "ELSE incident_hosts.last_seen END");
-  hosts->Bind(1, id).Bind(2, inc.host).Bind(3, seen);
-  TRIAGE_TRY(hosts->Run());
+  hosts->Bind(1, id).Bind(2, host).Bind(3, seen);
+  return hosts->Run();
+}
+
+// A new occurrence of incident `id`: its key, its host, a reopening, its pod, its causes and the
+// day it counts for.
+Status AddOccurrence(Db& db, int64_t id, const core::Incident& inc, const std::string& key,
+                     const std::string& seen, const std::string& now, bool reopened,
+                     const char* occurrence, RecordOutcome& outcome) {
+  TRIAGE_TRY(AddOccurrenceKey(db, id, key));
+  TRIAGE_TRY(CountHost(db, id, inc.host, seen));
   if (reopened) {
     TRIAGE_PREPARE(act, db,
                    "INSERT INTO activity (incident_id, time, action, note) "
@@ -708,9 +718,10 @@ Status AddOccurrence(Db& db, int64_t id, const core::Incident& inc, const std::s
   return Status::Ok();
 }
 
-// Files one incident inside the caller's write transaction; returns its id.
-Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string& now,
-                          RecordOutcome& outcome) {
+// Files one incident by its fingerprint inside the caller's write transaction: a new incident,
+// a recurrence of one stored, or an occurrence read again; returns its id.
+Result<int64_t> RecordByFingerprint(Db& db, const core::Incident& whole, const std::string& now,
+                                    RecordOutcome& outcome) {
   const std::string fp =
       BoundedFingerprint(whole.fingerprint.empty() ? core::Fingerprint(whole) : whole.fingerprint);
   const std::string key = OccurrenceKey(whole);
@@ -733,8 +744,8 @@ Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string
     TRIAGE_PREPARE(st, db,
                    "INSERT INTO incidents (fingerprint, service, host, source, first_line, "
                    "last_line, started, ended, top_cause, title, first_seen, last_seen, "
-                   "occurrences, status, versions, actors, ranks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                   "?7, ?8, ?9, ?10, ?11, ?11, 1, 'open', ?12, ?13, ?14) RETURNING id");
+                   "occurrences, status, versions, actors, ranks, job) VALUES (?1, ?2, ?3, ?4, ?5, "
+                   "?6, ?7, ?8, ?9, ?10, ?11, ?11, 1, 'open', ?12, ?13, ?14, ?15) RETURNING id");
     st->Bind(1, fp);
     BindIncidentRow(*st, inc, seen);
     auto inserted = st->Step();
@@ -761,6 +772,91 @@ Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string
   for (const auto& c : inc.causes) {
     for (const auto& v : c.verifications) TRIAGE_TRY(UpsertVerification(db, id, c.cause, v, now));
   }
+  return id;
+}
+
+// The incident stored for job `job` (core::Incident::job), if any; the job's row is locked for
+// the rest of the transaction, so that the daemons of two hosts filing the same job's failure at
+// once file it as one incident: the second waits for the first to commit, then joins its
+// incident (docs/schema.md, "Jobs"). SQLite's write transactions are one at a time already.
+Result<std::optional<int64_t>> LockJob(Db& db, const std::string& job) {
+  TRIAGE_PREPARE(ins, db,
+                 "INSERT INTO job_incidents (job, incident_id) VALUES (?1, NULL) "
+                 "ON CONFLICT (job) DO NOTHING");
+  ins->Bind(1, job);
+  TRIAGE_TRY(ins->Run());
+  TRIAGE_PREPARE(st, db,
+                 ForDialect(db, "SELECT incident_id FROM job_incidents WHERE job = ?1",
+                            "SELECT incident_id FROM job_incidents WHERE job = ?1 FOR UPDATE"));
+  st->Bind(1, job);
+  auto row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row || st->IsNull(0)) return std::optional<int64_t>();
+  return std::optional<int64_t>(st->Int(0));
+}
+
+// `part` joined into the job's incident `id` (core::JoinJobIncident): the incident's row, its
+// hypotheses and evidence written again from the joined incident, its hosts and occurrence keys
+// added to; its count of occurrences and its fingerprint stay.
+Status JoinStored(Db& db, int64_t id, core::Incident joined, const core::Incident& part,
+                  const std::string& key, const std::string& seen, RecordOutcome& outcome) {
+  core::JoinJobIncident(joined, Bounded(part));
+  joined = Bounded(joined);
+  TRIAGE_PREPARE(st, db,
+                 "UPDATE incidents SET service = ?2, host = ?3, source = ?4, first_line = ?5, "
+                 "last_line = ?6, started = ?7, ended = ?8, top_cause = ?9, title = ?10, "
+                 "first_seen = CASE WHEN ?11 < first_seen THEN ?11 ELSE first_seen END, "
+                 "last_seen = CASE WHEN ?11 > last_seen THEN ?11 ELSE last_seen END, "
+                 "versions = ?12, actors = ?13, ranks = ?14, job = ?15 WHERE id = ?1");
+  st->Bind(1, id);
+  BindIncidentRow(*st, joined, seen);
+  TRIAGE_TRY(st->Run());
+  for (const char* sql : {"DELETE FROM hypotheses WHERE incident_id = ?1",
+                          "DELETE FROM evidence WHERE incident_id = ?1"}) {
+    TRIAGE_PREPARE(del, db, sql);
+    del->Bind(1, id);
+    TRIAGE_TRY(del->Run());
+  }
+  TRIAGE_TRY(InsertCauses(db, id, joined, "first", outcome));
+  TRIAGE_TRY(AddOccurrenceKey(db, id, key));
+  return CountHost(db, id, part.host, seen);
+}
+
+// Files one incident inside the caller's write transaction; returns its id. An incident of a
+// job (core::Incident::job) whose failure the store already holds, within
+// core::kJobReachSeconds, joins that job's incident; any other is filed by its fingerprint.
+Result<int64_t> RecordOne(Db& db, const core::Incident& whole, const std::string& now,
+                          RecordOutcome& outcome) {
+  if (whole.job.empty() || whole.causes.empty()) return RecordByFingerprint(db, whole, now, outcome);
+  std::string job = whole.job;
+  Cut(job, kMaxPathBytes);
+  auto locked = LockJob(db, job);
+  if (!locked.ok()) return locked.status();
+  if (*locked) {
+    const int64_t id = **locked;
+    const std::string key = OccurrenceKey(whole);
+    auto known = OccurrenceKnown(db, id, key);
+    if (!known.ok()) return known.status();
+    if (*known) {
+      outcome.filed.push_back(RecordOutcome::Filed::kReadAgain);
+      return id;
+    }
+    auto stored = detail::ReadIncident(db, id);
+    if (!stored.ok()) return stored.status();
+    if (core::SameJobFailure(stored->incident, whole)) {
+      std::string seen = now;
+      if (auto t = whole.started ? NormalizeTime(*whole.started) : std::nullopt) seen = *t;
+      TRIAGE_TRY(JoinStored(db, id, std::move(stored->incident), whole, key, seen, outcome));
+      ++outcome.joined;
+      outcome.filed.push_back(RecordOutcome::Filed::kJoined);
+      return id;
+    }
+  }
+  auto id = RecordByFingerprint(db, whole, now, outcome);
+  if (!id.ok()) return id.status();
+  TRIAGE_PREPARE(st, db, "UPDATE job_incidents SET incident_id = ?2 WHERE job = ?1");
+  st->Bind(1, job).Bind(2, *id);
+  TRIAGE_TRY(st->Run());
   return id;
 }
 
@@ -894,8 +990,8 @@ Status ReadIncidentRow(Db& db, int64_t id, StoredIncident& out) {
   inc.started = st->OptText(15);
   inc.ended = st->OptText(16);
   TRIAGE_PREPARE(pod, db,
-                 "SELECT pod_namespace, pod, container, versions, actors, ranks FROM incidents "
-                 "WHERE id = ?1");
+                 "SELECT pod_namespace, pod, container, versions, actors, ranks, job FROM "
+                 "incidents WHERE id = ?1");
   pod->Bind(1, id);
   auto pod_row = pod->Step();
   if (!pod_row.ok()) return pod_row.status();
@@ -903,6 +999,7 @@ Status ReadIncidentRow(Db& db, int64_t id, StoredIncident& out) {
   inc.pod = {pod->Text(0), pod->Text(1), pod->Text(2)};
   const std::string versions_json = pod->Text(3), actors_json = pod->Text(4),
                     ranks_json = pod->Text(5);
+  inc.job = pod->Text(6);
   pod->Reset();
   auto versions = ParseVersions(db, versions_json);
   if (!versions.ok()) return versions.status();

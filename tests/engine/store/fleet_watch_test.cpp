@@ -285,5 +285,66 @@ TEST_F(FleetWatch, ASecondDaemonOfTheSameHostIsRefused) {
   EXPECT_EQ(first.Stop(SIGTERM), 0) << first.Log();
 }
 
+// One job on two hosts (the recorded job_oom, its rank 0 on gpu-a and its rank 1 on gpu-b, each
+// host's torchrun folder `job42_<random>`): each host's daemon reads its own rank's files, both
+// at once, and the store ends with one incident of the job, its ranks from both hosts, rank 1's
+// out-of-memory first.
+TEST_F(FleetWatch, TwoHostsRanksOfOneJobAreOneIncident) {
+  const fs::path home_a = Home("gpu-a"), home_b = Home("gpu-b");
+  fs::path run;
+  for (const auto& e : fs::directory_iterator(fs::path(TRIAGE_SOURCE_DIR) / "tests/data/jobs/job_oom/logs"))
+    if (e.is_directory()) run = e.path();
+  ASSERT_FALSE(run.empty());
+  auto args = [&](const std::string& host, const fs::path& home) {
+    return std::vector<std::string>{"--db", url_, "--host", host, "--quiet-gap", "1", "--heartbeat",
+                                    "0.2", "--recursive", (home / "logs").string()};
+  };
+  WatchProcess a(home_a, args("gpu-a", home_a));
+  WatchProcess b(home_b, args("gpu-b", home_b));
+  ASSERT_TRUE(a.Running()) << a.Log();
+  ASSERT_TRUE(b.Running()) << b.Log();
+  std::this_thread::sleep_for(500ms);
+  auto copy = [&](int rank, const fs::path& home, const std::string& folder) {
+    const fs::path dest = home / "logs" / folder / "attempt_0" / std::to_string(rank);
+    fs::create_directories(dest.parent_path());
+    fs::copy(run / "attempt_0" / std::to_string(rank), dest, fs::copy_options::recursive);
+  };
+  std::thread ca([&] { copy(0, home_a, "job42_p0xk2m7a"); });
+  copy(1, home_b, "job42_w81qz4cd");
+  ca.join();
+  auto joined = [&]() -> std::optional<StoredIncident> {
+    const auto h = History();
+    if (h.size() != 1) return std::nullopt;
+    StoreOptions o;
+    o.create = false;
+    auto store = Store::Open(url_, o);
+    if (!store.ok()) return std::nullopt;
+    auto got = store->GetIncident(h[0].id);
+    if (!got.ok() || got->incident.ranks.size() < 2) return std::nullopt;
+    return std::move(*got);
+  };
+  EXPECT_TRUE(WaitUntil([&] { return joined().has_value(); }, 30s))
+      << Describe(History()) << a.Log() << b.Log();
+  std::this_thread::sleep_for(1500ms);  // nothing more comes
+  EXPECT_EQ(a.Stop(SIGTERM), 0) << a.Log();
+  EXPECT_EQ(b.Stop(SIGTERM), 0) << b.Log();
+  ExpectNoError(a, "gpu-a");
+  ExpectNoError(b, "gpu-b");
+  const auto history = History();
+  ASSERT_EQ(history.size(), 1u) << Describe(history);
+  EXPECT_EQ(history[0].top_cause.rfind("cuda.oom", 0), 0u) << Describe(history);
+  EXPECT_EQ(history[0].hosts, 2);
+  auto inc = joined();
+  ASSERT_TRUE(inc);
+  EXPECT_EQ(inc->incident.job, "torchrun job42 attempt_0");
+  ASSERT_EQ(inc->incident.ranks.size(), 2u);
+  EXPECT_EQ(inc->incident.ranks[0].actor, "rank 1");
+  EXPECT_EQ(inc->incident.ranks[0].state, "failed");
+  EXPECT_EQ(inc->incident.ranks[0].host, "gpu-b");
+  EXPECT_EQ(inc->incident.ranks[1].actor, "rank 0");
+  EXPECT_EQ(inc->incident.ranks[1].host, "gpu-a");
+  EXPECT_EQ(inc->incident.actors.front(), "rank 1");
+}
+
 }  // namespace
 }  // namespace triage::store

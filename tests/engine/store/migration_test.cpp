@@ -168,9 +168,15 @@ class StoreMigrationToVersion8 : public testing::BackendTest {
       ASSERT_EQ(testing::PostgresServer::Shared().Sql(target(), sql), 0) << sql;
     }
   }
+  // Takes a new store back to version 10: without the column and the table step 11 adds.
+  void MakeVersion10() {
+    ASSERT_TRUE(Store::Open(target()).ok());
+    Sql(std::string("DROP TABLE job_incidents; ALTER TABLE incidents DROP COLUMN job; ") +
+        (sqlite() ? "PRAGMA user_version = 10;" : "UPDATE triage_schema SET version = 10;"));
+  }
   // Takes a new store back to version 9: without the columns step 10 adds (which is all it adds).
   void MakeVersion9() {
-    ASSERT_TRUE(Store::Open(target()).ok());
+    MakeVersion10();
     Sql(std::string("ALTER TABLE incidents DROP COLUMN actors; ALTER TABLE incidents DROP COLUMN ranks; ") +
         (sqlite() ? "PRAGMA user_version = 9;" : "UPDATE triage_schema SET version = 9;"));
   }

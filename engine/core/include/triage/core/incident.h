@@ -143,6 +143,9 @@ struct RankState {
   std::optional<double> offset_seconds;
   std::string cause;   // its own cause, or the collective symptom it showed; empty when none
   std::string detail;  // what it did or missed, as its lines tell it: "missed ALLREDUCE SeqNum=4"
+  // The host whose log showed it, where the job's incident joins the logs of several hosts
+  // (JoinJobIncident); else empty.
+  std::string host;
 };
 
 struct Incident {
@@ -182,6 +185,10 @@ struct Incident {
   // incident is a job's (two or more processes, or one and its peers' files); else empty. At
   // most kMaxActors.
   std::vector<RankState> ranks;
+  // The job the incident is a failure of, one name on every host that runs it (JobKeyOf), where
+  // its log is a process's of a job; else empty. The store joins the incidents of one job that
+  // arrive apart (later batches, other hosts) into one (JoinJobIncident).
+  std::string job;
   std::vector<Cause> causes;  // root causes only, in rank order
   // The versions the log showed before the incident ended (the last one of each package), then
   // those `--verify` read on the host for packages the log did not show; sorted by package.
@@ -217,6 +224,11 @@ std::string Fingerprint(const Incident& incident);
 // otherwise.
 void MergeJobIncidents(std::vector<Incident>& incidents, double window_seconds = 10);
 
+// How far apart in time two failures of one job may be and still be one failure of it: a
+// collective's timeout (PyTorch's default is 30 minutes), after which the peers of a failed
+// process fail in turn.
+inline constexpr double kJobReachSeconds = 1800;
+
 class RuleSet;
 
 // The logs of one job's processes given together (DESIGN.md section 5b; TAXONOMY.md, "Jobs"):
@@ -240,10 +252,33 @@ struct JobInput {
   uint64_t last_line_number = 0;  // 1-based; 0 when not known
 };
 void FoldJobs(std::vector<Incident>& incidents, const std::vector<JobInput>& inputs,
-              const RuleSet& rules, double reach_seconds = 1800);
+              const RuleSet& rules, double reach_seconds = kJobReachSeconds);
 
 // Sets each of incident.ranks' offset_seconds from its first_failure and the earliest of them.
 void FillRankOffsets(Incident& incident);
+
+// The job a log at `path`, read on `host`, is a process's log of, as one name on every host that
+// runs the job (Incident::job; docs/correlation.md, "Jobs"): torchrun's run id and attempt from
+// its --log-dir folders ("torchrun job42 attempt_0"; the folder is `<run id>_<8 random
+// characters>` on each host), a Kubernetes training job's pods ("k8s <namespace>/<job>"),
+// Slurm's job id ("slurm 812"); where the path names the job only on one host (torchrun's
+// default run id "none", files named for their ranks) the host and the folder ("host gpu-a:
+// /logs/none_x1y2z3w4/attempt_0"). Empty when the path names no job.
+std::string JobKeyOf(const std::string& path, const std::string& host);
+
+// Joins `part`, an incident of the same job (Incident::job) that arrived apart (a later batch of
+// the daemon, another host's daemon), into `into`: the part whose first rank failed for a reason
+// of its own, earliest, leads (its causes first, the other's folded under its first cause as
+// symptoms, its source and lines kept); the ranks are one list, each process once (a state of
+// its own before a victim's, a victim's before hung or exited, which a batch without the
+// process's failure could only guess), the first failing process first, the others by time, and
+// the actors follow them; the span is widened; each rank is named with its host where the hosts
+// differ. The fingerprint is left as `into` has it (the stored incident's identity).
+void JoinJobIncident(Incident& into, Incident part);
+
+// True when `part` is of the same failure of the same job as `stored`: the same Incident::job,
+// and their spans within kJobReachSeconds of each other (or a time unknown).
+bool SameJobFailure(const Incident& stored, const Incident& part);
 
 // An actor's name from a process prefix, as Incident::actors holds it: "rank3" and torchrun's
 // "default3" give "rank 3"; a process prefix of a job's worker (a role and its number, "TP3",

@@ -41,7 +41,7 @@
 namespace triage::store {
 
 // The schema version this build writes (PRAGMA user_version). Older files are migrated on open.
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 
 // Where a tailed source had been read up to (for the daemon's resume after restart). A
 // checkpoint is keyed by the file's identity (dev, inode), not its path: a file keeps it through
@@ -192,8 +192,11 @@ struct RecordOutcome {
   int64_t recurrences = 0;  // incidents that matched a stored fingerprint
   int64_t reopened = 0;     // of those, ones that were resolved
   int64_t evidence_rows = 0;
-  // Per incident of the batch, in order: how it was filed.
-  enum class Filed { kNew, kRecurrence, kReadAgain };  // kReadAgain: the same occurrence again
+  int64_t joined = 0;  // incidents of a job joined into the job's stored incident
+  // Per incident of the batch, in order: how it was filed. kReadAgain: the same occurrence
+  // again; kJoined: another process's (or host's) part of a job's failure already stored, joined
+  // into its incident (core::JoinJobIncident).
+  enum class Filed { kNew, kRecurrence, kReadAgain, kJoined };
   std::vector<Filed> filed;
 };
 
