@@ -20,7 +20,8 @@
 # a GPU index the host lacks, a hung job killed by its launcher, a per-process memory cap, a gloo
 # collective one rank skips; and five benign runs, expected `none`: DDP over NCCL with its INFO
 # lines, torch.compile's recompile limit, a caught OOM retried smaller, JAX's warnings, deprecated
-# AMP calls). None given: every case. A case expected `none` passes when triage finds no
+# AMP calls); @set6 a checkpoint written to a full 1 MiB tmpfs, the verifier confirming it on
+# that mount. None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -69,6 +70,7 @@ cases=(
   "misaligned_address cuda.illegal_memory_access - set2"
   "triton_smem config.invalid - set2"
   "disk_full host.disk_full - set2"
+  "disk_full_mount host.disk_full host.disk set6"
   "safetensors_truncated model.load_failed - set2"
   "torch_load_truncated model.load_failed - set2"
   "hf_config_missing model.load_failed - set2"
@@ -187,6 +189,17 @@ provoke() {  # case -> writes $out/$1.log
       timeout -k 5 "$limit" unshare -m bash -c 'mount -t tmpfs -o size=1m tmpfs /dev/shm && exec "$0" "$1"' "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     nccl_bad_ifname)
       (cd "$out" && NCCL_SOCKET_IFNAME=nosuchif0 timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=1 --master_port=29739 "$here/$c.py") >"$log" 2>&1 ;;
+    disk_full_mount)
+      # A 1 MiB tmpfs that the checkpoint (4 MiB) fills; it stays mounted while triage checks
+      # the mount the log names (host.disk), and goes before the next case. Root only.
+      local full=$out/full-mount
+      mkdir -p "$full"
+      if ! mount -t tmpfs -o size=1m tmpfs "$full" 2>/dev/null; then
+        echo "SKIP: no tmpfs could be mounted at $full (root is needed)" >"$log"
+        return 0
+      fi
+      echo "$full" >"$out/.mount"
+      timeout -k 5 "$limit" "$PY" "$here/disk_full.py" "$full/ckpt.pt" >"$log" 2>&1 ;;
     hf_offline_uncached)
       HF_HUB_OFFLINE=1 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     cuda_cpp_oom | cuda_cpp_illegal | cpp_assert | cuda_cpp_bad_launch)
@@ -227,10 +240,11 @@ provoke() {  # case -> writes $out/$1.log
   return 0
 }
 
-# The port's holder stays while triage checks who holds the port (net.port), and goes before
-# the next case (also with PROVOKE_ONLY, which checks nothing).
+# The port's holder stays while triage checks who holds the port (net.port), and a full mount
+# while it checks the mount (host.disk); both go before the next case (also with PROVOKE_ONLY, which checks nothing).
 release_holder() {
   [ -f "$out/.holder" ] && { kill "$(cat "$out/.holder")" 2>/dev/null; rm -f "$out/.holder"; }
+  [ -f "$out/.mount" ] && { umount "$(cat "$out/.mount")" 2>/dev/null; rm -f "$out/.mount"; }
   return 0
 }
 
