@@ -11,6 +11,7 @@
 #include "args.h"
 #include "command.h"
 #include "triage/redact.h"
+#include "triage/civil_time.h"
 #include "triage/core/config.h"
 #include "triage/json.h"
 #include "triage/store/store.h"
@@ -25,13 +26,6 @@ constexpr const char* kUsage =
     "followed, bytes and lines read, incidents written, errors and the last one.\n\n"
     "Exit codes: 0 the daemon is running; 1 it is stopped, not responding, or never ran;\n"
     "2 bad usage or an unreadable database.\n\n";
-
-int64_t ParseUtc(const std::string& iso) {
-  std::tm tm{};
-  if (iso.size() < 19 || !strptime(iso.substr(0, 19).c_str(), "%Y-%m-%dT%H:%M:%S", &tm))
-    return -1;
-  return static_cast<int64_t>(timegm(&tm));
-}
 
 std::string Ago(int64_t seconds) {
   if (seconds < 0) return "?";

@@ -18,6 +18,7 @@
 #include "split.h"
 #include "time_selection.h"
 #include "triage/core/rules.h"
+#include "triage/daemon/tail_read.h"
 #include "triage/ingest/pipeline.h"
 
 namespace triage::cli {
@@ -213,9 +214,9 @@ struct Input {
   bool stream_like = false;  // read until its end, never reopened
   int fd = -1;
   bool owned = false;
-  dev_t dev = 0;
-  ino_t ino = 0;
+  daemon::FileKey key;
   uint64_t offset = 0;
+  std::string head;  // a followed file's first bytes as read (triage/daemon/tail_read.h)
   bool done = false;
   bool waiting = false;  // a followed file that does not exist (yet)
   std::unique_ptr<LiveStream> live;
@@ -310,42 +311,31 @@ class Follower {
 
   // Opens a followed path; a named pipe or character device is read as a stream.
   bool Open(Input& in, bool report_missing) {
-    const int fd = ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-      const int e = errno;
-      if (e == ENOENT) {
+    const daemon::FollowedOpen opened = daemon::OpenToFollow(in.path);
+    if (opened.fd < 0) {
+      if (opened.error == ENOENT) {
         if (report_missing && !in.waiting) cb_.error(in.path, "no such file yet: waiting for it", false);
         in.waiting = true;
         return false;
       }
-      cb_.error(in.path, std::string("cannot open: ") + std::strerror(e), true);
+      cb_.error(in.path,
+                opened.refusal ? std::string(opened.refusal) +
+                                     (S_ISDIR(opened.st.st_mode) ? "" : " (analyze it without --follow)")
+                               : std::string("cannot open: ") + std::strerror(opened.error),
+                true);
       in.done = true;
       return false;
     }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-      cb_.error(in.path, S_ISDIR(st.st_mode) ? "is a directory" : std::strerror(errno), true);
-      ::close(fd);
-      in.done = true;
-      return false;
-    }
-    unsigned char magic[2] = {0, 0};
-    if (S_ISREG(st.st_mode) && ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-      cb_.error(in.path, "a compressed file cannot be followed (analyze it without --follow)", true);
-      ::close(fd);
-      in.done = true;
-      return false;
-    }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(opened.st.st_mode)) {
       // A pipe is read as it comes: blocking reads once poll says there is something.
-      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      ::fcntl(opened.fd, F_SETFL, ::fcntl(opened.fd, F_GETFL) & ~O_NONBLOCK);
       in.stream_like = true;
     }
-    in.fd = fd;
+    in.fd = opened.fd;
     in.owned = true;
-    in.dev = st.st_dev;
-    in.ino = st.st_ino;
+    in.key = daemon::KeyOf(opened.st);
     in.offset = 0;
+    in.head.clear();
     in.waiting = false;
     in.live = NewStream(in.path);
     return true;
@@ -383,34 +373,29 @@ class Follower {
     if (in.waiting) {
       if (!Open(in, false)) return false;
     }
+    struct stat own {};
+    if (::fstat(in.fd, &own) == 0 && daemon::CutUnder(in.fd, uint64_t(own.st_size), in.offset, in.head))
+      return StartOver(in);
     bool got = false;
     size_t budget = 4 << 20;  // then the other inputs' turn
     while (budget > 0) {
-      const ssize_t r = ::pread(in.fd, buf_.data(), std::min(buf_.size(), budget), off_t(in.offset));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) {
-        cb_.error(in.path, std::string("read failed: ") + std::strerror(errno), true);
+      const daemon::TailRead r =
+          daemon::ReadNext(in.fd, in.offset, in.head, std::span<char>(buf_).first(std::min(buf_.size(), budget)));
+      if (r.kind == daemon::TailRead::Kind::kFailed) {
+        cb_.error(in.path, std::string("read failed: ") + std::strerror(r.error), true);
         in.live->End(cb_.incident);
         in.done = true;
         return got;
       }
-      if (r == 0) break;
-      in.live->Feed(std::string_view(buf_.data(), size_t(r)), now, false);
-      in.offset += uint64_t(r);
-      budget -= size_t(r);
+      if (r.kind == daemon::TailRead::Kind::kCut) return StartOver(in);
+      if (r.kind == daemon::TailRead::Kind::kEnd) break;
+      in.live->Feed(std::string_view(buf_.data(), r.size), now, false);
+      in.offset += r.size;
+      budget -= r.size;
       got = true;
     }
     if (got && budget == 0) return true;  // more may be waiting; rotation is looked at later
-    struct stat own {};
-    if (::fstat(in.fd, &own) == 0 && uint64_t(own.st_size) < in.offset) {
-      // Cut shorter under us (copytruncate): what it holds now is new.
-      in.live->End(cb_.incident);
-      in.live = NewStream(in.path);
-      in.offset = 0;
-      return true;
-    }
-    struct stat named {};
-    if (::stat(in.path.c_str(), &named) == 0 && (named.st_dev != in.dev || named.st_ino != in.ino)) {
+    if (daemon::LookAtName(in.path, in.key) == daemon::NameNow::kOther) {
       // Rotated: the old file has been read to its end; the new one is read from its start.
       in.live->End(cb_.incident);
       in.live.reset();
@@ -421,6 +406,16 @@ class Follower {
       return true;
     }
     return got;
+  }
+
+  // Cut under us (copytruncate, also one written again past where it was read): what it holds
+  // now is new, read from its start.
+  bool StartOver(Input& in) {
+    in.live->End(cb_.incident);
+    in.live = NewStream(in.path);
+    in.offset = 0;
+    in.head.clear();
+    return true;
   }
 
   std::shared_ptr<const core::RuleSet> rules_;

@@ -14,7 +14,8 @@
 //
 // A followed file is read from its start, then looked at every `follow_poll_seconds`: a file
 // renamed away and created again under its name (a rotation) is finished through its open
-// descriptor and the new one read from its start; a file cut shorter (copytruncate) is read
+// descriptor and the new one read from its start; a file cut under it (copytruncate, also one
+// written again past where it was read: triage/daemon/tail_read.h, the daemon's read) is read
 // again from its start; a file that does not exist yet is waited for. Compressed files cannot be
 // followed. Stdin that is a regular file is read to its end.
 #pragma once

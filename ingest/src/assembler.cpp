@@ -621,158 +621,174 @@ Assembler::Offer Assembler::OfferLine(Open& o, DecodedLine& line, const LineMeta
   size_t indent = meta.indent - cut;
   switch (o.state) {
     case State::kFrames:
-    case State::kIPython: {
-      if (tm.empty()) {
-        Append(o, line);
-        return Offer::kTaken;
-      }
-      if (IsTracebackHead(m)) return Offer::kClose;
-      Frame f;
-      if (ParseFrameLine(tm, f) && (o.state == State::kIPython || indent > 0 || tm.substr(0, 6) == "File \"")) {
-        o.ev.frames.push_back(std::move(f));
-        o.code_pending = true;
-        o.member_shape = meta.shape();
-        Append(o, line);
-        return Offer::kTaken;
-      }
-      if (o.state == State::kIPython) {
-        // "----> 5 foo()" marks the frame's line; "      3 x = 1" is context.
-        if (tm.substr(0, 4) == "----" || (indent > 0 && IsDigit(tm[0]))) {
-          if (tm.substr(0, 5) == "---->" && !o.ev.frames.empty()) {
-            std::string_view code = TrimLeft(tm.substr(5));
-            size_t d = 0;
-            while (d < code.size() && IsDigit(code[d])) ++d;
-            o.ev.frames.back().code.assign(TrimRight(TrimLeft(code.substr(d))));
-            if (o.ev.frames.back().line == 0 && d > 0) {
-              uint64_t n = 0;
-              for (size_t k = 0; k < d && k < 12; ++k) n = n * 10 + static_cast<uint64_t>(code[k] - '0');
-              o.ev.frames.back().line = n;
-            }
-          }
-          Append(o, line);
-          return Offer::kTaken;
-        }
-      } else if (indent > 0) {
-        // The frame's source line, then Python 3.11+ caret lines (^^^, ~~~^^^) and the like.
-        if (o.code_pending && !o.ev.frames.empty()) {
-          o.ev.frames.back().code.assign(TrimRight(tm));
-          o.code_pending = false;
-        }
-        Append(o, line);
-        return Offer::kTaken;
-      }
-      std::string_view type, text;
-      // The exception line comes in the same envelope as the frames (a line of another stream
-      // that merely shares the process key, such as a dmesg line amid an unprefixed traceback,
-      // does not end it).
-      bool same_envelope = meta.shape() == o.member_shape || o.ev.frames.empty();
-      bool typed = indent == 0 && same_envelope && ParseExceptionLine(m, type, text);
-      // Some services print the message without its type ("CUDA error: ..." after the frames);
-      // the first unindented line in the frames' envelope is still the exception.
-      if (!typed && indent == 0 && same_envelope && !o.ev.frames.empty() && o.state == State::kFrames &&
-          !IsIPythonHead(m, type)) {
-        type = std::string_view();
-        text = m;
-        typed = true;
-      }
-      if (typed) {
-        o.ev.exceptions.push_back(ExceptionInfo{std::string(type), std::string(TrimRight(text))});
-        o.any_exception = true;
-        o.state = State::kMessage;
-        o.shape = meta.shape();
-        o.cont = 0;
-        Append(o, line);
-        return Offer::kTaken;
-      }
-      return Offer::kKeep;
+    case State::kIPython:
+      return OfferToFrames(o, line, meta, m, tm, indent);
+    case State::kMessage:
+      return OfferToMessage(o, line, meta, m, tm);
+    case State::kChain:
+      return OfferToChain(o, line, m, tm);
+    case State::kBlock:
+      return OfferToBlock(o, line, meta, m, tm);
+  }
+  return Offer::kClose;
+}
+
+Assembler::Offer Assembler::OfferToFrames(Open& o, DecodedLine& line, const LineMeta& meta,
+                                          std::string_view m, std::string_view tm, size_t indent) {
+  if (tm.empty()) {
+    Append(o, line);
+    return Offer::kTaken;
+  }
+  if (IsTracebackHead(m)) return Offer::kClose;
+  Frame f;
+  if (ParseFrameLine(tm, f) && (o.state == State::kIPython || indent > 0 || tm.substr(0, 6) == "File \"")) {
+    o.ev.frames.push_back(std::move(f));
+    o.code_pending = true;
+    o.member_shape = meta.shape();
+    Append(o, line);
+    return Offer::kTaken;
+  }
+  if (o.state == State::kIPython) {
+    if (tm.substr(0, 4) == "----" || (indent > 0 && IsDigit(tm[0]))) return OfferIPythonMarker(o, line, tm);
+  } else if (indent > 0) {
+    // The frame's source line, then Python 3.11+ caret lines (^^^, ~~~^^^) and the like.
+    if (o.code_pending && !o.ev.frames.empty()) {
+      o.ev.frames.back().code.assign(TrimRight(tm));
+      o.code_pending = false;
     }
-    case State::kMessage: {
-      if (tm.empty()) {
-        size_t trailing = 0;  // blank lines at the end of what is held
-        while (trailing < o.blanks.size() &&
-               TrimLeft(TrimRight(o.blanks[o.blanks.size() - 1 - trailing].message)).empty())
-          ++trailing;
-        if (trailing >= 2) return Offer::kClose;
-        o.blanks.emplace_back();
-        SwapLines(o.blanks.back(), line);
-        return Offer::kTaken;
-      }
-      if (IsChainPhrase(tm)) {
-        // What was held belonged to the exception: blank lines and message text alike.
-        for (auto& b : o.blanks) {
-          const std::string_view bt = TrimLeft(TrimRight(b.message));
-          if (!bt.empty() && !o.ev.exceptions.empty()) {
-            std::string& msg = o.ev.exceptions.back().message;
-            msg.push_back('\n');
-            msg.append(TrimRight(b.message));
-          }
-          Append(o, b);
-        }
-        o.blanks.clear();
-        o.state = State::kChain;
-        Append(o, line);
-        return Offer::kTaken;
-      }
-      if (IsTracebackHead(m)) return Offer::kClose;
-      std::string_view ipy;
-      if (IsIPythonHead(m, ipy)) return Offer::kClose;
-      if (IsNewRecordLine(tm)) return Offer::kClose;
-      if (!o.blanks.empty()) {
-        // Text after a blank line: held while it may still be the message's (same envelope, a
-        // few lines), in case a chain phrase follows.
-        if (meta.shape() != o.shape || o.blanks.size() >= kHeldLines) return Offer::kClose;
-        o.blanks.emplace_back();
-        SwapLines(o.blanks.back(), line);
-        return Offer::kTaken;
-      }
-      if (meta.shape() == o.shape && o.cont < limits_.max_message_lines && !o.ev.exceptions.empty()) {
+    Append(o, line);
+    return Offer::kTaken;
+  }
+  std::string_view type, text;
+  // The exception line comes in the same envelope as the frames (a line of another stream
+  // that merely shares the process key, such as a dmesg line amid an unprefixed traceback,
+  // does not end it).
+  bool same_envelope = meta.shape() == o.member_shape || o.ev.frames.empty();
+  bool typed = indent == 0 && same_envelope && ParseExceptionLine(m, type, text);
+  // Some services print the message without its type ("CUDA error: ..." after the frames);
+  // the first unindented line in the frames' envelope is still the exception.
+  if (!typed && indent == 0 && same_envelope && !o.ev.frames.empty() && o.state == State::kFrames &&
+      !IsIPythonHead(m, type)) {
+    type = std::string_view();
+    text = m;
+    typed = true;
+  }
+  if (!typed) return Offer::kKeep;
+  o.ev.exceptions.push_back(ExceptionInfo{std::string(type), std::string(TrimRight(text))});
+  o.any_exception = true;
+  o.state = State::kMessage;
+  o.shape = meta.shape();
+  o.cont = 0;
+  Append(o, line);
+  return Offer::kTaken;
+}
+
+Assembler::Offer Assembler::OfferIPythonMarker(Open& o, DecodedLine& line, std::string_view tm) {
+  // "----> 5 foo()" marks the frame's line; "      3 x = 1" is context.
+  if (tm.substr(0, 5) == "---->" && !o.ev.frames.empty()) {
+    std::string_view code = TrimLeft(tm.substr(5));
+    size_t d = 0;
+    while (d < code.size() && IsDigit(code[d])) ++d;
+    o.ev.frames.back().code.assign(TrimRight(TrimLeft(code.substr(d))));
+    if (o.ev.frames.back().line == 0 && d > 0) {
+      uint64_t n = 0;
+      for (size_t k = 0; k < d && k < 12; ++k) n = n * 10 + static_cast<uint64_t>(code[k] - '0');
+      o.ev.frames.back().line = n;
+    }
+  }
+  Append(o, line);
+  return Offer::kTaken;
+}
+
+Assembler::Offer Assembler::OfferToMessage(Open& o, DecodedLine& line, const LineMeta& meta,
+                                           std::string_view m, std::string_view tm) {
+  if (tm.empty()) {
+    size_t trailing = 0;  // blank lines at the end of what is held
+    while (trailing < o.blanks.size() &&
+           TrimLeft(TrimRight(o.blanks[o.blanks.size() - 1 - trailing].message)).empty())
+      ++trailing;
+    if (trailing >= 2) return Offer::kClose;
+    o.blanks.emplace_back();
+    SwapLines(o.blanks.back(), line);
+    return Offer::kTaken;
+  }
+  if (IsChainPhrase(tm)) {
+    // What was held belonged to the exception: blank lines and message text alike.
+    for (auto& b : o.blanks) {
+      const std::string_view bt = TrimLeft(TrimRight(b.message));
+      if (!bt.empty() && !o.ev.exceptions.empty()) {
         std::string& msg = o.ev.exceptions.back().message;
-        if (!msg.empty() || o.cont > 0) msg.push_back('\n');
-        msg.append(TrimRight(m));
-        ++o.cont;
-        Append(o, line);
-        return Offer::kTaken;
+        msg.push_back('\n');
+        msg.append(TrimRight(b.message));
       }
-      return Offer::kClose;
+      Append(o, b);
     }
-    case State::kChain: {
-      if (tm.empty()) {
-        Append(o, line);
-        return Offer::kTaken;
-      }
-      std::string_view ipy;
-      if (IsTracebackHead(m) || IsIPythonHead(m, ipy)) {
-        o.state = IsTracebackHead(m) ? State::kFrames : State::kIPython;
-        o.ev.frames.clear();  // the event's frames are those of the last traceback
-        o.code_pending = false;
-        Append(o, line);
-        return Offer::kTaken;
-      }
-      return Offer::kClose;
-    }
-    case State::kBlock: {
-      if (tm.empty()) {
-        // Blank lines separate a faulthandler dump's threads; held until a member follows.
-        if (o.blanks.size() >= 2) return Offer::kClose;
-        o.blanks.emplace_back();
-        SwapLines(o.blanks.back(), line);
-        return Offer::kTaken;
-      }
-      // Members: the known parts of C++/CUDA/NCCL error reports, and further error-level lines
-      // in the same envelope (NCCL's watchdog writes its report as several [E...] lines).
-      bool same_error = meta.shape() == o.shape && line.level &&
-                        (*line.level == "ERROR" || *line.level == "CRITICAL");
-      // A traceback that a logger prints after its one-line summary ("Exception in worker ...:
-      // CUDA error: ...", then ", Traceback (most recent call last):") is a traceback of its own.
-      if (IsTracebackHead(m)) return Offer::kClose;
-      if (IsBlockMember(m) || same_error) {
-        for (auto& b : o.blanks) Append(o, b);
-        o.blanks.clear();
-        Append(o, line);
-        return Offer::kTaken;
-      }
-      return Offer::kClose;
-    }
+    o.blanks.clear();
+    o.state = State::kChain;
+    Append(o, line);
+    return Offer::kTaken;
+  }
+  if (IsTracebackHead(m)) return Offer::kClose;
+  std::string_view ipy;
+  if (IsIPythonHead(m, ipy)) return Offer::kClose;
+  if (IsNewRecordLine(tm)) return Offer::kClose;
+  if (!o.blanks.empty()) {
+    // Text after a blank line: held while it may still be the message's (same envelope, a
+    // few lines), in case a chain phrase follows.
+    if (meta.shape() != o.shape || o.blanks.size() >= kHeldLines) return Offer::kClose;
+    o.blanks.emplace_back();
+    SwapLines(o.blanks.back(), line);
+    return Offer::kTaken;
+  }
+  if (meta.shape() == o.shape && o.cont < limits_.max_message_lines && !o.ev.exceptions.empty()) {
+    std::string& msg = o.ev.exceptions.back().message;
+    if (!msg.empty() || o.cont > 0) msg.push_back('\n');
+    msg.append(TrimRight(m));
+    ++o.cont;
+    Append(o, line);
+    return Offer::kTaken;
+  }
+  return Offer::kClose;
+}
+
+Assembler::Offer Assembler::OfferToChain(Open& o, DecodedLine& line, std::string_view m,
+                                         std::string_view tm) {
+  if (tm.empty()) {
+    Append(o, line);
+    return Offer::kTaken;
+  }
+  std::string_view ipy;
+  if (IsTracebackHead(m) || IsIPythonHead(m, ipy)) {
+    o.state = IsTracebackHead(m) ? State::kFrames : State::kIPython;
+    o.ev.frames.clear();  // the event's frames are those of the last traceback
+    o.code_pending = false;
+    Append(o, line);
+    return Offer::kTaken;
+  }
+  return Offer::kClose;
+}
+
+Assembler::Offer Assembler::OfferToBlock(Open& o, DecodedLine& line, const LineMeta& meta,
+                                         std::string_view m, std::string_view tm) {
+  if (tm.empty()) {
+    // Blank lines separate a faulthandler dump's threads; held until a member follows.
+    if (o.blanks.size() >= 2) return Offer::kClose;
+    o.blanks.emplace_back();
+    SwapLines(o.blanks.back(), line);
+    return Offer::kTaken;
+  }
+  // Members: the known parts of C++/CUDA/NCCL error reports, and further error-level lines
+  // in the same envelope (NCCL's watchdog writes its report as several [E...] lines).
+  bool same_error = meta.shape() == o.shape && line.level &&
+                    (*line.level == "ERROR" || *line.level == "CRITICAL");
+  // A traceback that a logger prints after its one-line summary ("Exception in worker ...:
+  // CUDA error: ...", then ", Traceback (most recent call last):") is a traceback of its own.
+  if (IsTracebackHead(m)) return Offer::kClose;
+  if (IsBlockMember(m) || same_error) {
+    for (auto& b : o.blanks) Append(o, b);
+    o.blanks.clear();
+    Append(o, line);
+    return Offer::kTaken;
   }
   return Offer::kClose;
 }

@@ -81,6 +81,17 @@ class Assembler {
 
   Open* FindOpen(std::string_view key);
   Offer OfferLine(Open& o, DecodedLine& line, const LineMeta& meta);
+  // OfferLine's steps, one an open event's state; `m` is the line's message relative to the
+  // event's indentation, `tm` the same with its indentation taken off, `indent` that indentation.
+  Offer OfferToFrames(Open& o, DecodedLine& line, const LineMeta& meta, std::string_view m,
+                      std::string_view tm, size_t indent);
+  // An IPython frame's marker ("----> 5 foo()", "      3 x = 1"): the frame's line and code.
+  Offer OfferIPythonMarker(Open& o, DecodedLine& line, std::string_view tm);
+  Offer OfferToMessage(Open& o, DecodedLine& line, const LineMeta& meta, std::string_view m,
+                       std::string_view tm);
+  Offer OfferToChain(Open& o, DecodedLine& line, std::string_view m, std::string_view tm);
+  Offer OfferToBlock(Open& o, DecodedLine& line, const LineMeta& meta, std::string_view m,
+                     std::string_view tm);
   bool StartEvent(std::string_view key, DecodedLine& line, const LineMeta& meta);
   void EmitLine(DecodedLine& line);
   void Close(Open* o, bool truncated);

@@ -26,13 +26,10 @@
 #include <string>
 #include <string_view>
 
+#include "triage/civil_time.h"
 #include "triage/ingest/event.h"
 
 namespace triage::ingest::detail {
-
-// Days since 1970-01-01 of a proleptic Gregorian date, and back.
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
-void CivilFromDays(int64_t days, int64_t& y, unsigned& m, unsigned& d);
 
 // Seconds since the epoch (UTC) of an ISO 8601 time with a full date; its zone applied when it
 // has one, else taken as UTC. False when `t` is no such time.

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "utf8.h"
+#include "triage/utf8.h"
 
 namespace triage {
 

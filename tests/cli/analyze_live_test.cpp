@@ -268,4 +268,21 @@ TEST(AnalyzeLive, FollowReadsAFileAsItGrowsAndAfterItsRotation) {
   EXPECT_NE(t.text().find(log.string() + ":1-4"), std::string::npos) << t.text();
 }
 
+// Truncated and written again with more than had been read, between two looks: the size alone
+// does not show it, the first bytes do; the new content is read from its start.
+TEST(AnalyzeLive, FollowReadsAFileWrittenAgainPastWhereItWasReadFromItsStart) {
+  const fs::path dir = Home() / "follow-cut";
+  fs::create_directories(dir);
+  const fs::path log = dir / "server.log";
+  std::ofstream(log) << "INFO 11-02 09:24:00 [server.py:1] serving\n";
+  Live t({"--follow", log.string()});
+  std::ofstream(log, std::ios::app) << kOomKill;
+  ASSERT_TRUE(t.WaitFor("host.oom_killed", 3s)) << t.text();
+  std::ofstream(log, std::ios::trunc) << std::string(200, '#') << "\n" << kImportCrash;
+  ASSERT_TRUE(t.WaitFor("python.symbol_missing", 5s)) << t.text();
+  t.Signal(SIGTERM);
+  EXPECT_EQ(t.Finish(), 0);
+  EXPECT_NE(t.text().find(log.string() + ":2-5"), std::string::npos) << t.text();
+}
+
 }  // namespace

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "common.h"
+#include "triage/civil_time.h"
 #include "triage/ingest/pipeline.h"
 #include "triage/verifiers/detail/gpu.h"
 
@@ -462,15 +463,6 @@ void ScanToolkits(std::string_view line, LogSite& site) {
   // torch.utils.cpp_extension: "The detected CUDA version (12.8) mismatches ...".
   if (size_t at = line.find("detected CUDA version ("); at != std::string_view::npos)
     AddVersion(site, ReadVersion(line.substr(at + 23)));
-}
-
-int64_t DaysFromCivil(int y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
 bool SameFirstLabel(std::string_view a, std::string_view b) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "triage/atomic_file.h"
 #include "triage/fnv.h"
 
 #if defined(TRIAGE_HAVE_HYPERSCAN)
@@ -477,21 +478,7 @@ void Save(const std::string& dir, const std::string& material, const Impl& impl)
   PutU64(out, Fnv1a64(blobs[1], Fnv1a64(blobs[0])));
   out += blobs[0];
   out += blobs[1];
-  std::string tmp = dir + "/.prefilter-XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) return;
-  size_t put = 0;
-  while (put < out.size()) {
-    const ssize_t n = write(fd, out.data() + put, out.size() - put);
-    if (n <= 0) break;
-    put += size_t(n);
-  }
-  const bool ok = put == out.size() && fchmod(fd, 0600) == 0;
-  close(fd);
-  if (!ok || rename(tmp.c_str(), (dir + "/" + FileName(material)).c_str()) != 0) {
-    unlink(tmp.c_str());
-    return;
-  }
+  if (!WriteFileAtomically(dir + "/" + FileName(material), out, 0600).ok()) return;
   // Rule folders that change (a user's own) leave files behind: the newest few stay.
   std::vector<std::pair<int64_t, std::string>> files;
   if (DIR* d = opendir(dir.c_str())) {

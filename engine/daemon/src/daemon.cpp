@@ -32,6 +32,7 @@
 #include "notifier.h"
 #include "outside_deaths.h"
 #include "tail.h"
+#include "triage/atomic_file.h"
 #include "triage/core/rules.h"
 #include "triage/daemon/file_selector.h"
 #include "triage/daemon/metrics.h"
@@ -275,7 +276,7 @@ std::vector<std::string> Daemon::OwnFiles() const {
   own.push_back(lock_->path());
   if (!config_.metrics_textfile.empty()) {
     own.push_back(config_.metrics_textfile);
-    own.push_back(detail::TemporaryFileOf(config_.metrics_textfile));
+    own.push_back(TemporaryFileOf(config_.metrics_textfile));
   }
   return own;
 }

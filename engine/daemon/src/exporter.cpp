@@ -1,14 +1,8 @@
 #include "exporter.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
+
+#include "triage/atomic_file.h"
 
 namespace triage::daemon::detail {
 
@@ -16,50 +10,7 @@ namespace {
 
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
 
-std::string Errno() { return std::strerror(errno); }
-
 }  // namespace
-
-std::string TemporaryFileOf(const std::string& path) {
-  const std::filesystem::path target(path);
-  std::string temp_name(1, '.');
-  temp_name += target.filename().string();
-  temp_name += '.';
-  temp_name += std::to_string(getpid());
-  temp_name += ".tmp";
-  return (target.parent_path() / temp_name).string();
-}
-
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::filesystem::path target(path);
-  const std::filesystem::path temp = TemporaryFileOf(path);
-  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return Status::Io(temp.string() + ": " + Errno());
-  fchmod(fd, 0644);  // the daemon's umask (the unit's 0077) would hide it from the collector
-  size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t w = write(fd, text.data() + off, text.size() - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      Status st = Status::Io(temp.string() + ": " + Errno());
-      close(fd);
-      unlink(temp.c_str());
-      return st;
-    }
-    off += static_cast<size_t>(w);
-  }
-  if (close(fd) != 0) {
-    Status st = Status::Io(temp.string() + ": " + Errno());
-    unlink(temp.c_str());
-    return st;
-  }
-  if (std::rename(temp.c_str(), target.c_str()) != 0) {
-    Status st = Status::Io(path + ": " + Errno());
-    unlink(temp.c_str());
-    return st;
-  }
-  return Status::Ok();
-}
 
 MetricsExporter::MetricsExporter(const Metrics& metrics, ExporterSettings settings, Log log)
     : metrics_(metrics), settings_(std::move(settings)), log_(std::move(log)) {}
@@ -124,7 +75,8 @@ void MetricsExporter::TextfileLoop() {
 }
 
 void MetricsExporter::WriteTextfile() {
-  Status st = WriteFileAtomically(settings_.textfile, metrics_.Exposition());
+  // 0644: the daemon's umask (the unit's 0077) would hide it from the collector.
+  Status st = WriteFileAtomically(settings_.textfile, metrics_.Exposition(), 0644);
   const std::string error = st.ok() ? std::string() : st.message();
   if (error == last_error_) return;
   if (!error.empty()) {

@@ -32,11 +32,6 @@ struct ExporterSettings {
   double healthy_loop_seconds = 30;
 };
 
-// Writes `text` to `path` through a temporary file in its folder (TemporaryFileOf) and a rename.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
-// The temporary file WriteFileAtomically writes `path` through: ".NAME.PID.tmp" beside it.
-std::string TemporaryFileOf(const std::string& path);
-
 class MetricsExporter {
  public:
   using Log = std::function<void(LogRecord)>;  // thread-safe

@@ -20,15 +20,6 @@ bool SamePrefix(std::string_view a, std::string_view b) {
   return a.substr(0, n) == b.substr(0, n);
 }
 
-int64_t ParseUtc(const std::string& iso) {
-  std::tm tm{};
-  if (iso.size() < 19 || !strptime(iso.substr(0, 19).c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) {
-    if (iso.size() < 19 || !strptime(iso.substr(0, 19).c_str(), "%Y-%m-%d %H:%M:%S", &tm))
-      return -1;
-  }
-  return static_cast<int64_t>(timegm(&tm));
-}
-
 size_t HeadBytesNeeded(const std::vector<store::SourceCheckpoint>& saved) {
   size_t n = kHeadBytes;
   for (const auto& cp : saved) n = std::max(n, static_cast<size_t>(cp.head_len));

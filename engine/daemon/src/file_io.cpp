@@ -10,10 +10,6 @@
 
 namespace triage::daemon::detail {
 
-FileKey KeyOf(const struct stat& st) {
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-}
-
 std::string ErrnoText(int err) { return std::strerror(err); }
 
 std::string JoinPath(const std::string& dir, const std::string& name) {

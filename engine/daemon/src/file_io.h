@@ -9,13 +9,12 @@
 #include <string>
 
 #include "triage/daemon/file_identity.h"
+#include "triage/daemon/tail_read.h"
 
 namespace triage::daemon::detail {
 
 // Bytes one pread asks for.
 inline constexpr size_t kReadChunk = 1 << 20;
-
-FileKey KeyOf(const struct stat& st);
 
 // strerror(err) as a string.
 std::string ErrnoText(int err);

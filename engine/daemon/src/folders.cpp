@@ -226,18 +226,22 @@ void Folders::ReconcileEntry(const Folder& folder, const std::string& name, bool
       log_.Info("file.skip", {{"path", path}, {"reason", "compressed"}});
     return;
   }
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    log_.Error("file.open", ErrnoText(errno), {{"path", path}});
+  const FollowedOpen opened = OpenToFollow(path);
+  if (opened.refusal) {
+    if (skipped_.insert(path).second)
+      log_.Info("file.skip", {{"path", path}, {"reason", opened.refusal}});
     return;
   }
-  struct stat fst {};
-  if (fstat(fd, &fst) != 0 || !(KeyOf(fst) == id)) {
-    close(fd);  // replaced between stat and open: its own event follows
+  if (opened.fd < 0) {
+    log_.Error("file.open", ErrnoText(opened.error), {{"path", path}});
+    return;
+  }
+  if (!(KeyOf(opened.st) == id)) {
+    close(opened.fd);  // replaced between stat and open: its own event follows
     return;
   }
   present.insert(id);
-  FollowLink(tails_.Open(folder.path, folder.wd, name, rel, fd, fst, startup));
+  FollowLink(tails_.Open(folder.path, folder.wd, name, rel, opened.fd, opened.st, startup));
   if (on_new_file_) on_new_file_(path);
 }
 

@@ -176,6 +176,9 @@ std::string Metrics::Exposition() const {
     scalar("triage_last_incident_timestamp_seconds", "gauge",
            "When the daemon last stored an incident, in seconds since the epoch (0: never).",
            Number(last_incident_));
+    scalar("triage_store_up", "gauge",
+           "Whether the daemon's store can be reached now (1), or not (0: what closes waits in memory).",
+           store_unreachable_.empty() ? "1" : "0");
   }
   scalar("triage_lines_read_total", "counter", "Log lines read from the followed files.",
          std::to_string(lines_.load(std::memory_order_relaxed)));

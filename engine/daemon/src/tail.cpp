@@ -139,48 +139,30 @@ bool TailSet::Read(Tail& t, size_t budget) {
   if (t.kind == Tail::Kind::kOrphan) {
     // A file that left its folder is only read to its end; shrinking, it has no more to give.
     if (static_cast<uint64_t>(st.st_size) < t.read_offset) return false;
-  } else if (static_cast<uint64_t>(st.st_size) < t.read_offset) {
-    OnTruncated(t, st.st_size);
-  } else if (!t.head.empty() && ReadAt(t.fd, 0, t.head.size()) != t.head) {
-    // Truncated and written again past where we were before we looked, or truncated before a
-    // byte of it was read (its copy holds them): the first bytes tell.
+  } else if (CutUnder(t.fd, static_cast<uint64_t>(st.st_size), t.read_offset, t.head)) {
+    // Shorter than what was read, or truncated and written again past where we were before we
+    // looked, or truncated before a byte of it was read (its copy holds them): the first bytes
+    // tell.
     OnTruncated(t, st.st_size);
   }
   static thread_local std::vector<char> buf(kReadChunk);
   size_t done = 0;
   while (done < budget) {
-    ssize_t n = pread(t.fd, buf.data(), buf.size(), static_cast<off_t>(t.read_offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      log_.Error("file.read", ErrnoText(errno), {{"path", t.path}});
+    const TailRead r = ReadNext(t.fd, t.read_offset, t.head, buf);
+    if (r.kind == TailRead::Kind::kFailed) {
+      log_.Error("file.read", ErrnoText(r.error), {{"path", t.path}});
       return false;
     }
-    if (n == 0) return false;
-    // The head is what this file's first bytes were when read: bytes read here that disagree
-    // with it were written after a truncation that came between the head's read and this one
-    // (copytruncate, then new lines): the file is truncated before them, and its copy (which
-    // holds the bytes the head was taken from) goes on from where this file had been read.
-    const uint64_t off = t.read_offset;
-    if (off < t.head.size()) {
-      const size_t k = std::min(static_cast<size_t>(n), static_cast<size_t>(t.head.size() - off));
-      if (t.head.compare(static_cast<size_t>(off), k, buf.data(), k) != 0) {
-        OnTruncated(t, static_cast<uint64_t>(st.st_size));
-        return true;  // read again from its start, next turn
-      }
-    } else if (!t.head.empty() && ReadAt(t.fd, 0, t.head.size()) != t.head) {
-      // Past the head only the file's first bytes, read again after these, tell whether it was
-      // truncated and written again before these were read: then these may be new lines at an
-      // old offset (lines of the same lengths), not the rest of what the head began.
+    if (r.kind == TailRead::Kind::kEnd) return false;
+    if (r.kind == TailRead::Kind::kCut) {
+      // Bytes that disagree with the head were written after a truncation that came between the
+      // head's read and this one (copytruncate, then new lines): the file is truncated before
+      // them, and its copy (which holds the bytes the head was taken from) goes on from where
+      // this file had been read. It is read again from its start, next turn.
       OnTruncated(t, static_cast<uint64_t>(st.st_size));
       return true;
     }
-    // The head grows from the bytes read (never from a second read of the file, which a
-    // truncation between the two would make disagree with what was analysed).
-    if (t.head.size() < kHeadBytes && off <= t.head.size() && off + n > t.head.size()) {
-      const size_t from = static_cast<size_t>(t.head.size() - off);
-      const size_t to = static_cast<size_t>(std::min<uint64_t>(off + n, kHeadBytes) - off);
-      t.head.append(buf.data() + from, to - from);
-    }
+    const auto n = static_cast<ssize_t>(r.size);
     t.read_offset += static_cast<uint64_t>(n);
     done += static_cast<size_t>(n);
     counters_.bytes += n;

@@ -50,7 +50,8 @@ TEST(MetricsExposition, EveryFamilyIsDeclaredOnceWithHelpAndType) {
   for (const char* family :
        {"triage_incidents_total", "triage_lines_read_total", "triage_bytes_read_total",
         "triage_files_watched", "triage_read_lag_seconds", "triage_verifications_total",
-        "triage_notifications_total", "triage_last_incident_timestamp_seconds", "triage_build_info"}) {
+        "triage_notifications_total", "triage_last_incident_timestamp_seconds", "triage_store_up",
+        "triage_build_info"}) {
     const std::string help = std::string("# HELP ") + family + " ";
     const std::string type = std::string("# TYPE ") + family + " ";
     ASSERT_NE(text.find(help), std::string::npos) << family;
@@ -70,6 +71,15 @@ TEST(MetricsExposition, ReadLagIsTheAgeOfTheOldestWaitingFile) {
   EXPECT_LT(lag, 60);
   m.ClearReadBacklog();
   EXPECT_EQ(testing::SampleValue(m.Exposition(), "triage_read_lag_seconds"), 0);
+}
+
+TEST(MetricsExposition, StoreUpIsZeroWhileTheStoreCannotBeReached) {
+  Metrics m("0.1.0");
+  EXPECT_EQ(testing::SampleValue(m.Exposition(), "triage_store_up"), 1);
+  m.SetStoreUnreachable("connection refused");
+  EXPECT_EQ(testing::SampleValue(m.Exposition(), "triage_store_up"), 0);
+  m.SetStoreUnreachable("");
+  EXPECT_EQ(testing::SampleValue(m.Exposition(), "triage_store_up"), 1);
 }
 
 TEST(MetricsCounters, CountsFromManyThreadsAddUp) {

@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "triage/civil_time.h"
 #include "triage/store/store.h"
 
 namespace triage::daemon {
@@ -57,10 +58,6 @@ bool HeadMatches(std::string_view head, const store::SourceCheckpoint& cp);
 
 // The two agree on their common length.
 bool SamePrefix(std::string_view a, std::string_view b);
-
-// "2026-11-02T09:00:00" or "2026-11-02 09:00:00" (UTC) to seconds since the epoch; -1 when
-// unparsable.
-int64_t ParseUtc(const std::string& iso);
 
 // How many first bytes of a file IdentifyFile needs: kHeadBytes, or the longest fingerprint of
 // `saved` where one is longer.

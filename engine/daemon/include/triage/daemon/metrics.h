@@ -11,6 +11,7 @@
 //   triage_notifications_total{channel,result}       counter  hooks and webhooks: sent, failed,
 //                                                             timeout, limited
 //   triage_last_incident_timestamp_seconds           gauge    when an incident was last stored
+//   triage_store_up                                  gauge    1 while the store can be reached, else 0
 //   triage_build_info{version}                       gauge    1
 //
 // Untrusted labels: service, host and cause names come from logs and rules. Each label value is

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "utf8.h"
+#include "triage/utf8.h"
 
 namespace triage {
 
