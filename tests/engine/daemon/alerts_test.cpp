@@ -6,8 +6,7 @@
 
 #include <regex>
 
-#include "daemon_harness.h"
-#include "loopback.h"
+#include "notify_fixture.h"
 #include "triage/daemon/alert_severity.h"
 
 namespace triage::daemon::testing {
@@ -22,31 +21,12 @@ std::string XidCrash() {
          "RuntimeError: CUDA error: unspecified launch failure\n";
 }
 
-class AlertsTest : public WatchFolderTest {
+class AlertsTest : public NotifyingWatchTest {
  protected:
-  void Config(const std::string& notify) { std::ofstream(config()) << "[notify]\n" << notify; }
-  fs::path config() const { return tmp_ / "config.toml"; }
-  void Start() {
-    w_ = std::make_unique<WatchProcess>(
-        tmp_.path(), std::vector<std::string>{"--db", db_.string(), "--quiet-gap", "3600",
-                                              "--config", config().string(), "--metrics",
-                                              "127.0.0.1:0", dir_.string()});
-    port_ = MetricsPort(*w_);
-    ASSERT_GT(port_, 0) << w_->Log();
-  }
-  std::string Exposition() { return HttpGet(port_, "/metrics").body; }
-  double Metric(const std::string& series) { return SampleValue(Exposition(), series); }
   int Resolve(int64_t id) {
     return RunTriage({"resolve", std::to_string(id), "--db", db_.string(), "--config",
                       config().string()},
                      tmp_.path());
-  }
-  static std::vector<std::string> Lines(const fs::path& p) {
-    std::vector<std::string> out;
-    std::ifstream in(p);
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty()) out.push_back(line);
-    return out;
   }
   // A self-signed certificate for "localhost" and 127.0.0.1 made by openssl in `dir`; false
   // when openssl is missing or fails.
@@ -75,8 +55,6 @@ class AlertsTest : public WatchFolderTest {
   fs::path received() const { return tmp_ / "tls.received"; }
 
   std::unique_ptr<Child> receiver_;
-  std::unique_ptr<WatchProcess> w_;
-  int port_ = -1;
 };
 
 TEST_F(AlertsTest, AnHttpsWebhookIsPostedWithTheServersCertificateChecked) {

@@ -6,15 +6,14 @@
 
 #include <cstring>
 
-#include "daemon_harness.h"
-#include "loopback.h"
+#include "notify_fixture.h"
 
 namespace triage::daemon::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-class NotifyTest : public WatchFolderTest {
+class NotifyTest : public NotifyingWatchTest {
  protected:
   // A shell script of the test's as the hook (triage itself runs it from its argv), given the
   // file `out` as its argument, and `[notify]` settings besides.
@@ -30,30 +29,7 @@ class NotifyTest : public WatchFolderTest {
   fs::path AppendingHook(const std::string& settings = "") {
     return Hook("cat >> \"$1\"\necho >> \"$1\"\n", settings);
   }
-  void Config(const std::string& notify) { std::ofstream(config()) << "[notify]\n" << notify; }
-  fs::path config() const { return tmp_ / "config.toml"; }
-  // Starts `watch` with the configuration and --metrics on a free port (port_).
-  void Start() {
-    w_ = std::make_unique<WatchProcess>(
-        tmp_.path(), std::vector<std::string>{"--db", db_.string(), "--quiet-gap", "3600",
-                                              "--config", config().string(), "--metrics",
-                                              "127.0.0.1:0", dir_.string()});
-    port_ = MetricsPort(*w_);
-    ASSERT_GT(port_, 0) << w_->Log();
-  }
-  std::string Exposition() { return HttpGet(port_, "/metrics").body; }
-  double Metric(const std::string& series) { return SampleValue(Exposition(), series); }
   int64_t Stored() { return TotalOccurrences(CauseOccurrences(db_)); }
-  static std::vector<std::string> Lines(const fs::path& p) {
-    std::vector<std::string> out;
-    std::ifstream in(p);
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty()) out.push_back(line);
-    return out;
-  }
-
-  std::unique_ptr<WatchProcess> w_;
-  int port_ = -1;
 };
 
 TEST_F(NotifyTest, TheHookGetsEachOccurrenceAsJsonOnItsStdin) {
