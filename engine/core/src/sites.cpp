@@ -173,7 +173,12 @@ SiteTable ParseSiteTable(const std::string& file, std::shared_ptr<const void> ow
     const std::string_view form = Unescaped(cols[5], *t.unescaped);
     AppendPieces(form, *t.all_pieces);
     row.open_start = form.starts_with("{*}");
-    row.open_end = form.ends_with("{*}");
+    // The extractor cuts a form at 300 characters (a placeholder counting one), often inside a
+    // word: a form that long may end anywhere.
+    size_t placeholders = 0;
+    for (size_t at = form.find("{*}"); at != std::string_view::npos; at = form.find("{*}", at + 3))
+      ++placeholders;
+    row.open_end = form.ends_with("{*}") || form.size() - 2 * placeholders >= SiteRow::kCutFormLength;
     size_t longest = 0, constant = 0;
     for (size_t k = first; k < t.all_pieces->size(); ++k) {
       const size_t len = (*t.all_pieces)[k].size();

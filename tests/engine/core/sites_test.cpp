@@ -168,6 +168,23 @@ TEST_F(SiteFixture, AFormsOuterWordsAreWholeWordsOfTheLine) {
   EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes.at(0).cause), "native.crash");
 }
 
+// A form the extractor cut at its length limit may end inside a word: its end stays open.
+TEST_F(SiteFixture, AFormCutAtTheLengthLimitEndsAnywhere) {
+  std::string form = "Paged layout refused: ";
+  while (form.size() < 297) form += "the layout of the cache blocks is not one this build can use, ";
+  form.resize(297);
+  while (form.back() == ' ' || form.back() == ',') form.pop_back();
+  form += "ava";  // cut inside "available"
+  std::ofstream(dir_ / "sites" / "other.tsv")
+      << "# project: other\n# repo: example/other\n# release: v1\n# commit: 1\n"
+         "other/a.cc:1\tTORCH_CHECK\terror\tconfig.invalid\tdefault\t" << form << "\tx\n";
+  auto rules = Load();
+  ASSERT_TRUE(rules);
+  const auto incidents = AnalyzeText(rules, "RuntimeError: " + form + "ilable here\n");
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes.at(0).cause), "config.invalid");
+}
+
 // Bad tables give a clear fault with file and line, and lose nothing else: a header whose
 // `# causes:` misses a row's cause (found when the rows are read, by `rules check`), a cause
 // outside the taxonomy or without a remedy (found at loading).

@@ -40,6 +40,9 @@ struct SiteRow {
   // a letter or digit, and a last piece that ends with one, stand as whole words in the text: the
   // form ": unsupported op" is not shown by "TypeError: unsupported operand".
   bool open_start = false, open_end = false;
+  // A form this long (a placeholder counting one character) may have been cut by the extractor
+  // (scripts/vocab/extract.py, MAX_FORM = 300): its end is open.
+  static constexpr size_t kCutFormLength = 280;
   int line = 0;             // line of the table file
 };
 
