@@ -114,6 +114,8 @@ std::string NormalizePackage(std::string_view name) {
       {"nvidia-nccl-cu11", "nccl"},
       {"nvidia-nccl-cu12", "nccl"},
       {"nvidia-nccl-cu13", "nccl"},
+      {"pytorch-triton", "triton"},  // PyTorch's build of Triton, the same package
+      {"openai-triton", "triton"},   // Triton's name on PyPI before 2.1
   };
   if (auto it = kAliases.find(out); it != kAliases.end()) return it->second;
   return out;
