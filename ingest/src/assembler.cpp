@@ -353,6 +353,7 @@ struct Assembler::Open {
   size_t cont = 0;
   size_t bytes = 0;
   bool code_pending = false;
+  bool bare_frame = false;  // the last frame line had no indentation (a paste that lost it)
   bool adoptable = false;  // first line had a prefix: unprefixed frame lines may follow
   size_t base_indent = 0;  // indentation of a head line that starts the message
   bool any_exception = false;
@@ -644,6 +645,7 @@ Assembler::Offer Assembler::OfferToFrames(Open& o, DecodedLine& line, const Line
   if (ParseFrameLine(tm, f) && (o.state == State::kIPython || indent > 0 || tm.substr(0, 6) == "File \"")) {
     o.ev.frames.push_back(std::move(f));
     o.code_pending = true;
+    o.bare_frame = indent == 0;
     o.member_shape = meta.shape();
     Append(o, line);
     return Offer::kTaken;
@@ -665,6 +667,15 @@ Assembler::Offer Assembler::OfferToFrames(Open& o, DecodedLine& line, const Line
   // does not end it).
   bool same_envelope = meta.shape() == o.member_shape || o.ev.frames.empty();
   bool typed = indent == 0 && same_envelope && ParseExceptionLine(m, type, text);
+  // A paste that lost the traceback's indentation: after an unindented frame line, a line that
+  // is no exception line is that frame's source line ("x = y.z"), not an untyped message.
+  if (!typed && indent == 0 && o.code_pending && o.bare_frame && !o.ev.frames.empty() &&
+      o.state == State::kFrames) {
+    o.ev.frames.back().code.assign(TrimRight(tm));
+    o.code_pending = false;
+    Append(o, line);
+    return Offer::kTaken;
+  }
   // Some services print the message without its type ("CUDA error: ..." after the frames);
   // the first unindented line in the frames' envelope is still the exception.
   if (!typed && indent == 0 && same_envelope && !o.ev.frames.empty() && o.state == State::kFrames &&

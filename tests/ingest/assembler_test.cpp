@@ -43,6 +43,26 @@ TEST(Assembler, PlainTracebackIsOneEventWithFramesAndException) {
   EXPECT_EQ(ev[2].Text(), "after");
 }
 
+// A paste that lost the traceback's indentation: each frame's source line is still its code, and
+// the exception is the typed line after them, not the first unindented line.
+TEST(Assembler, ATracebackPastedWithoutIndentationKeepsItsSourceLinesAndException) {
+  auto ev = Assemble(
+      "Traceback (most recent call last):\n"
+      "File \"/app/main.py\", line 10, in <module>\n"
+      "main()\n"
+      "File \"/usr/lib/python3/site-packages/deepspeed/x.py\", line 5, in f\n"
+      "x = y.z\n"
+      "AttributeError: module 'torch' has no attribute 'float8_e8m0fnu'\n");
+  ASSERT_EQ(ev.size(), 1u);
+  const Event& tb = ev[0];
+  ASSERT_EQ(tb.frames.size(), 2u);
+  EXPECT_EQ(tb.frames[0].code, "main()");
+  EXPECT_EQ(tb.frames[1].code, "x = y.z");
+  ASSERT_EQ(tb.exceptions.size(), 1u);
+  EXPECT_EQ(tb.exceptions[0].type, "AttributeError");
+  EXPECT_EQ(tb.exceptions[0].message, "module 'torch' has no attribute 'float8_e8m0fnu'");
+}
+
 TEST(Assembler, HeaderlessLineAfterExceptionContinuesItsMessage) {
   // Python prints a multi-line message as bare lines; without an envelope to tell them apart,
   // a bare line right after the exception line is read as part of its message.
