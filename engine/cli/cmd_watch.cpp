@@ -159,7 +159,8 @@ int WatchStdin(const daemon::WatchOptions& o) {
   return exit_code;
 }
 
-int RunWatch(const std::vector<std::string>& argv) {
+// The options of `watch`.
+Args WatchArgs() {
   Args args;
   args.Option("db", "PATH", "the database (default: TRIAGE_DB, [store] path, ~/.local/state/triage/triage.db)")
       .Option("host", "NAME",
@@ -180,6 +181,11 @@ int RunWatch(const std::vector<std::string>& argv) {
       .Option("heartbeat", "SECONDS", "how often the heartbeat is written (default 5)")
       .Option("metrics", "HOST:PORT", "serve Prometheus metrics at /metrics, and /healthz (default: [metrics] listen)")
       .Option("log-level", "LEVEL", "debug, info (default), warning or error");
+  return args;
+}
+
+int RunWatch(const std::vector<std::string>& argv) {
+  Args args = WatchArgs();
   if (!args.Parse(argv)) {
     PrintError("watch", args.error());
     return kExitUsage;
