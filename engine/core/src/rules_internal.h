@@ -27,6 +27,8 @@
 namespace triage::core {
 
 namespace detail {
+// A byte of a word as regexes' \b sees it: a letter, a digit or '_'.
+inline bool IsWordByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 // The options every signature's regex is compiled with.
 RE2::Options MatchOptions();
 // Why `pattern` is not a valid RE2 regex, or "" when it is (parsed only, nothing compiled).

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "literal_scanner.h"
+#include "rules_internal.h"
 
 namespace triage::core {
 
@@ -278,8 +279,6 @@ namespace {
 
 // Whether `text` shows the pieces in order; `anchor`, the piece the scanner found, is somewhere
 // in it (checked again here, in order with the others).
-bool WordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
 // Whether `text` shows the row's pieces in order; the first and the last as whole words where
 // the form has no `{*}` before or after them (SiteRow::open_start, open_end).
 bool ShowsPieces(std::string_view text, const SiteRow& row) {
@@ -288,11 +287,11 @@ bool ShowsPieces(std::string_view text, const SiteRow& row) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     const std::string_view p = pieces[i];
     size_t k = text.find(p, at);
-    const bool first = i == 0 && !row.open_start && WordChar(p.front());
-    const bool last = i + 1 == pieces.size() && !row.open_end && WordChar(p.back());
-    while (k != std::string_view::npos && ((first && k > 0 && WordChar(text[k - 1])) ||
+    const bool first = i == 0 && !row.open_start && IsWordByte(p.front());
+    const bool last = i + 1 == pieces.size() && !row.open_end && IsWordByte(p.back());
+    while (k != std::string_view::npos && ((first && k > 0 && IsWordByte(text[k - 1])) ||
                                            (last && k + p.size() < text.size() &&
-                                            WordChar(text[k + p.size()]))))
+                                            IsWordByte(text[k + p.size()]))))
       k = text.find(p, k + 1);
     if (k == std::string_view::npos) return false;
     at = k + p.size();

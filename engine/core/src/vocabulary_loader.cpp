@@ -18,7 +18,6 @@ std::string detail::VocabularySignatureId(const std::string& table, const std::s
 
 namespace {
 
-bool IsWordByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // A literal piece of a form or a row value, as a regex: a single space stands for itself (so
 // that the prefilter's literals run across it), a longer run of blanks for any run of blanks
@@ -45,9 +44,9 @@ std::string LiteralRegex(std::string_view text) {
 // a non-word end).
 std::string WordRegex(std::string_view value) {
   std::string out;
-  if (!value.empty() && IsWordByte(value.front())) out += "\\b";
+  if (!value.empty() && detail::IsWordByte(value.front())) out += "\\b";
   out += LiteralRegex(value);
-  if (!value.empty() && IsWordByte(value.back())) out += "\\b";
+  if (!value.empty() && detail::IsWordByte(value.back())) out += "\\b";
   return out;
 }
 
