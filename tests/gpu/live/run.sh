@@ -21,7 +21,11 @@
 # collective one rank skips; and five benign runs, expected `none`: DDP over NCCL with its INFO
 # lines, torch.compile's recompile limit, a caught OOM retried smaller, JAX's warnings, deprecated
 # AMP calls); @set6 a checkpoint written to a full 1 MiB tmpfs, the verifier confirming it on
-# that mount. None given: every case. A case expected `none` passes when triage finds no
+# that mount; @set7 (2026-12-07) deterministic algorithms without cuBLAS's workspace setting, an
+# allocator setting PyTorch does not know, a CuPy kernel that does not compile, weights mapped to a
+# GPU index the host lacks, a JAX mesh of more devices than the host has, a launch of 2048 threads
+# a block, flash attention forced on a head size it lacks, a synchronizing call inside a CUDA
+# graph capture, a misspelt distributed backend. None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -110,6 +114,15 @@ cases=(
   "oom_retry_ok none - set5"
   "jax_warnings_ok none - set5"
   "amp_deprecated_ok none - set5"
+  "deterministic_cublas config.invalid - set7"
+  "alloc_conf_bad config.invalid - set7"
+  "nvrtc_compile_error jit.build_failed - set7"
+  "load_missing_device cuda.no_device - set7"
+  "jax_mesh_too_many config.invalid - set7"
+  "cupy_bad_block config.invalid - set7"
+  "sdpa_no_kernel config.invalid - set7"
+  "graph_capture_sync unclassified - set7"
+  "bad_backend config.invalid - set7"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -200,6 +213,8 @@ provoke() {  # case -> writes $out/$1.log
       fi
       echo "$full" >"$out/.mount"
       timeout -k 5 "$limit" "$PY" "$here/disk_full.py" "$full/ckpt.pt" >"$log" 2>&1 ;;
+    alloc_conf_bad)
+      PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,bogus_key:1 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     hf_offline_uncached)
       HF_HUB_OFFLINE=1 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     cuda_cpp_oom | cuda_cpp_illegal | cpp_assert | cuda_cpp_bad_launch)
