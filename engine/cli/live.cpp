@@ -165,9 +165,13 @@ class LiveStream {
   }
 
   // Incidents of the part read live, numbered as in the stream, less those parts before it have.
-  void EmitKept(std::vector<core::Incident> incidents, const Emit& emit) {
+  // The echo of a failure closed before by quiet (daemon::EchoGuard) is not a new incident.
+  void EmitKept(std::vector<core::Incident> incidents, const Emit& emit, bool by_quiet = false) {
+    std::vector<core::Incident> kept;
     for (auto& inc : incidents)
-      if (join_.Keep(inc)) emit(std::move(inc));
+      if (join_.Keep(inc)) kept.push_back(std::move(inc));
+    echo_.Filter(kept, Clock::now(), by_quiet);
+    for (auto& inc : kept) emit(std::move(inc));
   }
 
   void TakeClosed(const Emit& emit) { EmitKept(part_->TakeClosed(), emit); }
@@ -186,7 +190,7 @@ class LiveStream {
     part_->stream().Flush();
     TakeClosed(emit);
     if (ended) EndSourceHere();
-    EmitKept(part_->analyzer().Finish(), emit);
+    EmitKept(part_->analyzer().Finish(), emit, /*by_quiet=*/true);
     part_->NewAnalyzer();
     open_since_.reset();
     fatal_seen_ = false;
@@ -198,6 +202,7 @@ class LiveStream {
   const LiveSettings& settings_;
   TimeSelection select_;
   const bool may_split_;
+  daemon::EchoGuard echo_;
   std::unique_ptr<PartAnalysis> part_;  // read live; null while a split run reads the stream
   PartJoin join_;
   Clock::time_point last_data_ = Clock::now();

@@ -191,6 +191,38 @@ TEST(AnalyzeLive, AFatalLineInAnOpenPipeIsPrintedWithinOneSecond) {
   EXPECT_EQ(t.Finish(), 0);
 }
 
+// A rank's crash, then its launcher's summary written seconds later, when the crash was already
+// printed: one incident, as for the whole file (tests/engine/daemon/crash_test.cpp: the daemon).
+TEST(AnalyzeLive, ALauncherSummaryWrittenAfterItsRanksCrashWasPrintedIsNoNewIncident) {
+  Live t({"--jsonl"});
+  t.Write("[rank0]: Traceback (most recent call last):\n"
+          "[rank0]:   File \"/app/train.py\", line 40, in <module>\n"
+          "[rank0]:     main()\n"
+          "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n");
+  ASSERT_TRUE(t.WaitFor("}\n", 5s * kSlowdown)) << t.text();
+  std::this_thread::sleep_for(1s);
+  t.Write("E1102 09:24:07.123000 1234 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+          "(exitcode: 1) local_rank: 0 (pid: 4242) of binary: /usr/bin/python3\n"
+          "Traceback (most recent call last):\n"
+          "  File \"/usr/local/bin/torchrun\", line 8, in <module>\n"
+          "    sys.exit(main())\n"
+          "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+          "============================================================\n"
+          "train.py FAILED\n"
+          "Root Cause (first observed failure):\n"
+          "[0]:\n"
+          "  rank      : 0 (local_rank: 0)\n"
+          "  exitcode  : 1 (pid: 4242)\n"
+          "============================================================\n");
+  std::this_thread::sleep_for(3s);
+  t.CloseInput();
+  EXPECT_EQ(t.Finish(), 0);
+  size_t incidents = 0;
+  for (size_t at = 0; (at = t.text().find("\"causes\"", at)) != std::string::npos; ++at) ++incidents;
+  EXPECT_EQ(incidents, 1u) << t.text();
+  EXPECT_NE(t.text().find("cuda.oom"), std::string::npos) << t.text();
+}
+
 TEST(AnalyzeLive, JsonlPrintsEachIncidentAsItCloses) {
   Live t({"--jsonl"});
   t.Write(kOomKill);

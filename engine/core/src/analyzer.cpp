@@ -249,10 +249,6 @@ struct Analyzer::Impl {
   static constexpr double kJoinSeconds = 10;
   // A window that has seen nothing for this many lines of its source is closed.
   static constexpr uint64_t kIdleLines = 5000;
-  // A stream that failed for good may still report the same crash (an exit line after the
-  // traceback, the launcher's summary) within this many lines of that failure; a failure of it
-  // further on is a new incident.
-  static constexpr uint64_t kCascadeLines = 100;
   // An uncaught-looking traceback with no benign line of its stream within this many lines of
   // its source is a failure for good.
   static constexpr uint64_t kConfirmLines = 2000;

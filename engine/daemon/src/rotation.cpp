@@ -295,6 +295,7 @@ void TailSet::StartOver(Tail& t) {
   t.lines = 0;
   t.head.clear();
   t.file_id = NewFileId();
+  t.echo = EchoGuard();  // its lines are numbered anew
   NewPipeline(t);
   QueueCheckpoint(t);
   host_.CommitSoon(std::chrono::milliseconds(0));

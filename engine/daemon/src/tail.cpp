@@ -265,8 +265,7 @@ void TailSet::AfterFeed(Tail& t) {
   // New rules (after SIGHUP) take over at a settled offset, where a fresh pipeline loses nothing.
   if (t.pipe->rules() != settings_.rules) NewPipeline(t);
   if (!t.closed.empty()) {
-    for (auto& inc : t.closed) pending_.incidents.push_back(std::move(inc));
-    t.closed.clear();
+    Pend(t, t.closed, /*by_quiet=*/false);
     QueueCheckpoint(t);
   } else if (moved) {
     QueueCheckpoint(t);
@@ -426,8 +425,9 @@ void TailSet::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
   t.traceback_seen = false;
   t.traceback_pid = 0;
   t.held_until = {};
-  size_t n = all.size();
-  for (auto& inc : all) pending_.incidents.push_back(std::move(inc));
+  const size_t n = all.size();
+  const std::string_view reason(why);
+  Pend(t, all, reason == "failure" || reason == "quiet gap" || reason == "unsettled");
   QueueCheckpoint(t);
   NewPipeline(t);
   log_.Debug("file.finish", {{"path", t.path},
@@ -435,6 +435,15 @@ void TailSet::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
                              {"offset", std::to_string(t.read_offset)},
                              {"incidents", std::to_string(n)}});
   host_.CommitSoon(std::chrono::milliseconds(n ? 0 : 200));
+}
+
+void TailSet::Pend(Tail& t, std::vector<core::Incident>& closed, bool by_quiet) {
+  const size_t before = closed.size();
+  t.echo.Filter(closed, Clock::now(), by_quiet);
+  if (closed.size() != before)
+    log_.Debug("file.echo", {{"path", t.path}, {"dropped", std::to_string(before - closed.size())}});
+  for (auto& inc : closed) pending_.incidents.push_back(std::move(inc));
+  closed.clear();
 }
 
 std::vector<core::JobInput> TailSet::JobInputs() const {

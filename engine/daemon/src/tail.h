@@ -32,6 +32,7 @@
 #include "triage/core/analyzer.h"
 #include "triage/daemon/file_identity.h"
 #include "triage/daemon/metrics.h"
+#include "triage/daemon/settle.h"
 
 namespace triage::daemon::detail {
 
@@ -82,6 +83,7 @@ struct Tail {
   Clock::time_point held_until{};      // its process was seen alive: not closed before this
   Clock::time_point unsettled_since{};  // the pipeline has held something since (epoch: settled)
   std::unique_ptr<StreamPipeline> pipe;
+  EchoGuard echo;  // what the stream still says of a failure already closed
   std::string head;
   Clock::time_point last_data = Clock::now();
   Clock::time_point created = Clock::now();
@@ -184,6 +186,9 @@ class TailSet {
   double SettleOf(const Tail& t) const;
   bool ProcessAlive(const Tail& t) const;
   void FinishEpoch(Tail& t, const char* why, bool keep_partial = false);
+  // Queues the incidents closed in `t` to be written, less the echoes of a failure closed before
+  // (EchoGuard; `by_quiet`: closed by the settle time rather than by the analyzer).
+  void Pend(Tail& t, std::vector<core::Incident>& closed, bool by_quiet);
   void NewPipeline(Tail& t);
   void QueueCheckpoint(const Tail& t);
   void ForgetCheckpoint(const Tail& t);

@@ -55,6 +55,12 @@ std::string ShippedRulesDir();
 std::vector<std::string> RuleFolders(const std::vector<std::string>& configured,
                                      const std::vector<std::string>& given);
 
+// A stream that failed for good may still report the same crash (an exit line after the
+// traceback, its launcher's summary) within this many lines of that failure; a failure of it
+// further on is a new incident. Readers of open streams that close a failure before those lines
+// come (daemon/settle.h, EchoGuard) hold to the same bound.
+inline constexpr uint64_t kCascadeLines = 100;
+
 struct AnalyzerOptions {
   std::string service;             // empty: derived from the source name
   std::string host;                // empty: this machine's name unless lines carry one
