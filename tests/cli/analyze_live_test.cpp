@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../launcher_crash.h"
 #include "corpus_json.h"
 
 namespace {
@@ -195,25 +196,10 @@ TEST(AnalyzeLive, AFatalLineInAnOpenPipeIsPrintedWithinOneSecond) {
 // printed: one incident, as for the whole file (tests/engine/daemon/crash_test.cpp: the daemon).
 TEST(AnalyzeLive, ALauncherSummaryWrittenAfterItsRanksCrashWasPrintedIsNoNewIncident) {
   Live t({"--jsonl"});
-  t.Write("[rank0]: Traceback (most recent call last):\n"
-          "[rank0]:   File \"/app/train.py\", line 40, in <module>\n"
-          "[rank0]:     main()\n"
-          "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n");
+  t.Write(triage::testing::RankTraceback());
   ASSERT_TRUE(t.WaitFor("}\n", 5s * kSlowdown)) << t.text();
   std::this_thread::sleep_for(1s);
-  t.Write("E1102 09:24:07.123000 1234 torch/distributed/elastic/multiprocessing/api.py:869] failed "
-          "(exitcode: 1) local_rank: 0 (pid: 4242) of binary: /usr/bin/python3\n"
-          "Traceback (most recent call last):\n"
-          "  File \"/usr/local/bin/torchrun\", line 8, in <module>\n"
-          "    sys.exit(main())\n"
-          "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
-          "============================================================\n"
-          "train.py FAILED\n"
-          "Root Cause (first observed failure):\n"
-          "[0]:\n"
-          "  rank      : 0 (local_rank: 0)\n"
-          "  exitcode  : 1 (pid: 4242)\n"
-          "============================================================\n");
+  t.Write(triage::testing::LauncherSummary());
   std::this_thread::sleep_for(3s);
   t.CloseInput();
   EXPECT_EQ(t.Finish(), 0);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../../launcher_crash.h"
 #include "daemon_harness.h"
 
 namespace triage::daemon::testing {
@@ -116,43 +117,12 @@ TEST_F(CrashTest, ATracebackWrittenOverSeveralWritesIsOneIncident) {
   EXPECT_EQ(w.Stop(SIGTERM), 0);
 }
 
-// A rank's traceback, then its launcher's summary of the same failure written seconds later
-// (torchrun's monitor looks every few seconds): one crash, as `analyze` of the whole file says.
-std::string RankTraceback() {
-  return "[rank0]: Traceback (most recent call last):\n"
-         "[rank0]:   File \"/app/train.py\", line 40, in <module>\n"
-         "[rank0]:     main()\n"
-         "[rank0]:   File \"/app/train.py\", line 31, in main\n"
-         "[rank0]:     loss = model(batch)\n"
-         "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
-         "total capacity of 79.15 GiB of which 1.02 GiB is free.\n";
-}
-std::string LauncherSummary() {
-  return "E1102 09:24:07.123000 1234 torch/distributed/elastic/multiprocessing/api.py:869] failed "
-         "(exitcode: 1) local_rank: 0 (pid: 4242) of binary: /usr/bin/python3\n"
-         "Traceback (most recent call last):\n"
-         "  File \"/usr/local/bin/torchrun\", line 8, in <module>\n"
-         "    sys.exit(main())\n"
-         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
-         "============================================================\n"
-         "train.py FAILED\n"
-         "------------------------------------------------------------\n"
-         "Failures:\n"
-         "  <NO_OTHER_FAILURES>\n"
-         "------------------------------------------------------------\n"
-         "Root Cause (first observed failure):\n"
-         "[0]:\n"
-         "  time      : 2026-11-02_09:24:07\n"
-         "  host      : node1\n"
-         "  rank      : 0 (local_rank: 0)\n"
-         "  exitcode  : 1 (pid: 4242)\n"
-         "  error_file: <N/A>\n"
-         "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
-         "============================================================\n";
-}
-
+// A rank's traceback, then its launcher's summary of the same failure written seconds later:
+// one crash, as `analyze` of the whole file says.
 TEST_F(CrashTest, ALauncherSummaryWrittenSecondsAfterItsRankFailedJoinsThatCrash) {
   const fs::path whole = tmp_ / "whole.log";
+  using triage::testing::LauncherSummary;
+  using triage::testing::RankTraceback;
   Append(whole, {RankTraceback() + LauncherSummary()}, 0, 1);
   std::string out;
   ASSERT_EQ(RunTriage({"analyze", "--json", "--no-store", whole.string()}, tmp_.path(), &out), 0);
