@@ -222,7 +222,9 @@ RULES = [
                 r"(?:GPU|CUDA) device count is (?:0|zero)|"
                 r"did you (?:configure|set up|install) the NVIDIA Container Toolkit|cuda\.is_available\(\) is False|"
                 r"(?:fewer|less) (?:GPUs|CUDA devices) than|not enough (?:GPUs|CUDA devices)\b|"
-                r"number of (?:available |visible )?(?:GPUs|CUDA devices) \(?\{?\*?\}?\)? ?(?:is )?(?:less|smaller|fewer) than")),
+                r"number of (?:available |visible )?(?:GPUs|CUDA devices) \(?\{?\*?\}?\)? ?(?:is )?(?:less|smaller|fewer) than|"
+                r"deserialize object on .{0,20}device .{0,20}but torch\..{0,10}device_count\(\) is|"
+                r"deserialize object on .{0,20}device but torch\..{0,10}is_available\(\) is False")),
     ("native.undefined_symbol", "undefined symbol / symbol lookup error",
      dict(words=r"undefined symbol|symbol lookup error|version [`'](?:GLIBC|GLIBCXX|CXXABI)_[\d.]+[`'] not found|"
                 r"procedure entry point .{0,80} could not be located|"
@@ -395,14 +397,18 @@ RULES = [
                 r"(?:distributed )?executor[_ ]backend|scheduling[_ ]policy|sampling[_ ]backend|guided[_ ]decoding[_ ]backend|"
                 r"reasoning[_ ]parser|tool[_ ]call[_ ]parser|mig[- ]strategy|device[- ]list[- ]strategy|log[_ ]level|"
                 r"pooling[_ ]type|config(?:uration)? (?:key|option|field|value|setting)|setting)s?\b|"
-                r"(?:unknown|unrecogni[sz]ed) (?:[\w.-]+ ){1,2}(?:option|setting|config(?:uration)? key)\b")),
+                r"(?:unknown|unrecogni[sz]ed) (?:[\w.-]+ ){1,2}(?:option|setting|config(?:uration)? key)\b|"
+                r"unrecogni[sz]ed key .{0,40}\bin (?:the )?(?:[\w.-]+ ){0,3}config\b|"
+                r"\b(?:unknown|invalid|unsupported) (?:distributed |c10d |process group )?backend(?: type| name)?\b",
+          unless=r"no platforms|[Aa]vailable backends|[Pp]latforms present")),
     ("config.invalid", "a dtype the GPU lacks, chosen by the dtype setting",
      dict(words=r"(?:bfloat16|bf16|float8|fp8) is only supported on GPUs with compute capability of at least|"
                 r"explicitly setting the `?dtype`? flag|Your setup doesn't support (?:bf16|fp16)")),
     ("config.invalid", "a parallel size does not divide the model",
      dict(words=r"(?:must be|is not|should be) (?:evenly )?divisible by (?:the )?(?:tensor|pipeline|data|expert|context|sequence)"
                 r"[ _-](?:model[ _-])?parallel|"
-                r"(?:tensor|pipeline|data)[ _-]parallel[ _-]size .{0,60}(?:must be|should be|cannot be|exceeds|is larger than)",
+                r"(?:tensor|pipeline|data)[ _-]parallel[ _-]size .{0,60}(?:must be|should be|cannot be|exceeds|is larger than)|"
+                r"Number of devices .{0,20} must be >= the product of mesh_shape",
           unless=r"\bshape|\btensor\b|dimension|\bdim\b")),
     ("config.invalid", "an environment variable's value is refused",
      dict(words=(r"\benv(?:ironment)?[ _-]?var(?:iable)?s?\b",
@@ -517,6 +523,7 @@ RULES = [
      dict(words=REFUSAL, key=True, unless=NOT_A_REFUSAL + r"|\btensor\b|\bshape\b|\bdtype\b")),
     ("config.invalid", "an engine refuses a combination of options",
      dict(words=r"(?:is|are) not supported (?:with|together with|in combination with|when)\b|"
+                r"No available kernel\. Aborting execution|"
                 r"cannot be (?:used|combined|enabled|set) (?:together )?with|(?:is|are) mutually exclusive|"
                 r"(?:is|are) only supported (?:with|when)\b|(?:is|are) not compatible with",
           project=ENGINE_PROJECTS, not_path=NOT_SERVICE_CONFIG,
