@@ -399,7 +399,8 @@ RULES = [
                 r"pooling[_ ]type|config(?:uration)? (?:key|option|field|value|setting)|setting)s?\b|"
                 r"(?:unknown|unrecogni[sz]ed) (?:[\w.-]+ ){1,2}(?:option|setting|config(?:uration)? key)\b|"
                 r"unrecogni[sz]ed key .{0,40}\bin (?:the )?(?:[\w.-]+ ){0,3}config\b|"
-                r"\b(?:unknown|invalid|unsupported) (?:distributed |c10d |process group )?backend(?: type| name)?\b",
+                r"\b(?:unknown|invalid|unsupported) (?:distributed |c10d |process group )?backend(?: type| name)?\b|"
+                r"Distributed package doesn't have \w+ built in",
           unless=r"no platforms|[Aa]vailable backends|[Pp]latforms present")),
     ("config.invalid", "a dtype the GPU lacks, chosen by the dtype setting",
      dict(words=r"(?:bfloat16|bf16|float8|fp8) is only supported on GPUs with compute capability of at least|"
