@@ -277,6 +277,7 @@ void TailSet::HandOver(Tail& original, Tail& copy) {
   copy.read_offset = original.fed_offset();
   copy.lines = original.lines;
   copy.pipe = std::move(original.pipe);
+  copy.echo = original.echo;  // the failure its lines may still echo goes with them
   copy.closed = std::move(original.closed);
   copy.settled_offset = original.settled_offset;
   copy.committed_offset = original.committed_offset;
