@@ -269,11 +269,18 @@ TEST(AnalyzeLive, APipeThatEndsGivesTheReportOfTheFile) {
   }
 }
 
-TEST(AnalyzeLive, FollowReadsAFileAsItGrowsAndAfterItsRotation) {
-  const fs::path dir = Home() / "follow";
+// A service's log in its own folder under Home(), its first line written: what --follow reads.
+fs::path ServingLog(const std::string& folder) {
+  const fs::path dir = Home() / folder;
   fs::create_directories(dir);
   const fs::path log = dir / "server.log";
   std::ofstream(log) << "INFO 11-02 09:24:00 [server.py:1] serving\n";
+  return log;
+}
+
+TEST(AnalyzeLive, FollowReadsAFileAsItGrowsAndAfterItsRotation) {
+  const fs::path log = ServingLog("follow");
+  const fs::path dir = log.parent_path();
   Live t({"--follow", log.string()});
   std::ofstream(log, std::ios::app) << kOomKill;
   ASSERT_TRUE(t.WaitFor("host.oom_killed", 3s)) << t.text();
@@ -289,10 +296,7 @@ TEST(AnalyzeLive, FollowReadsAFileAsItGrowsAndAfterItsRotation) {
 // Truncated and written again with more than had been read, between two looks: the size alone
 // does not show it, the first bytes do; the new content is read from its start.
 TEST(AnalyzeLive, FollowReadsAFileWrittenAgainPastWhereItWasReadFromItsStart) {
-  const fs::path dir = Home() / "follow-cut";
-  fs::create_directories(dir);
-  const fs::path log = dir / "server.log";
-  std::ofstream(log) << "INFO 11-02 09:24:00 [server.py:1] serving\n";
+  const fs::path log = ServingLog("follow-cut");
   Live t({"--follow", log.string()});
   std::ofstream(log, std::ios::app) << kOomKill;
   ASSERT_TRUE(t.WaitFor("host.oom_killed", 3s)) << t.text();

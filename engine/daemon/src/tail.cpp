@@ -253,7 +253,7 @@ void TailSet::AfterFeed(Tail& t) {
     if (t.unsettled_since == Clock::time_point{}) t.unsettled_since = now;
     if (t.closed.size() >= kMaxWaitingIncidents ||
         (t.pipe->failure_seen() && now - t.unsettled_since > kMaxUnsettled))
-      FinishEpoch(t, "unsettled", /*keep_partial=*/true);
+      FinishEpoch(t, "unsettled", /*keep_partial=*/true, /*by_quiet=*/true);
     return;
   }
   t.unsettled_since = {};
@@ -373,7 +373,8 @@ void TailSet::CloseDue(Clock::time_point now) {
     if (SettleOf(*t) < quiet_gap && now < t->last_data + Seconds(quiet_gap) && ProcessAlive(*t)) {
       t->held_until = now + kAliveRecheck;
     } else {
-      FinishEpoch(*t, SettleOf(*t) < quiet_gap ? "failure" : "quiet gap");
+      FinishEpoch(*t, SettleOf(*t) < quiet_gap ? "failure" : "quiet gap", /*keep_partial=*/false,
+                  /*by_quiet=*/true);
     }
   }
 }
@@ -407,7 +408,7 @@ void TailSet::FinishForStop() {
 // is closed and written with a checkpoint at the end of what was read.
 // With `keep_partial` (a cut while the file is being written) the unterminated last line is
 // kept for what follows, and the stream ends before it.
-void TailSet::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
+void TailSet::FinishEpoch(Tail& t, const char* why, bool keep_partial, bool by_quiet) {
   std::vector<core::Incident> all = std::move(t.closed);
   t.closed.clear();
   // A cut while the file is being written (`keep_partial`) is no end of what it says.
@@ -426,8 +427,7 @@ void TailSet::FinishEpoch(Tail& t, const char* why, bool keep_partial) {
   t.traceback_pid = 0;
   t.held_until = {};
   const size_t n = all.size();
-  const std::string_view reason(why);
-  Pend(t, all, reason == "failure" || reason == "quiet gap" || reason == "unsettled");
+  Pend(t, all, by_quiet);
   QueueCheckpoint(t);
   NewPipeline(t);
   log_.Debug("file.finish", {{"path", t.path},

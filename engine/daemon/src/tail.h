@@ -185,7 +185,9 @@ class TailSet {
   void FlushOpenEvents(Tail& t);
   double SettleOf(const Tail& t) const;
   bool ProcessAlive(const Tail& t) const;
-  void FinishEpoch(Tail& t, const char* why, bool keep_partial = false);
+  // `by_quiet`: the stream went quiet (its settle time, the quiet gap), rather than it ended, was
+  // cut or the daemon stops (Pend).
+  void FinishEpoch(Tail& t, const char* why, bool keep_partial = false, bool by_quiet = false);
   // Queues the incidents closed in `t` to be written, less the echoes of a failure closed before
   // (EchoGuard; `by_quiet`: closed by the settle time rather than by the analyzer).
   void Pend(Tail& t, std::vector<core::Incident>& closed, bool by_quiet);
