@@ -21,8 +21,7 @@
 # collective one rank skips; and five benign runs, expected `none`: DDP over NCCL with its INFO
 # lines, torch.compile's recompile limit, a caught OOM retried smaller, JAX's warnings, deprecated
 # AMP calls); @set6 a checkpoint written to a full 1 MiB tmpfs, the verifier confirming it on
-# that mount; @set7 (2026-12-07) deterministic algorithms without cuBLAS's workspace setting, an
-# allocator setting PyTorch does not know, a CuPy kernel that does not compile, weights mapped to a
+# that mount; @set7 (2026-12-07) an allocator setting PyTorch does not know, a CuPy kernel that does not compile, weights mapped to a
 # GPU index the host lacks, a JAX mesh of more devices than the host has, a launch of 2048 threads
 # a block, flash attention forced on a head size it lacks, a synchronizing call inside a CUDA
 # graph capture, a misspelt distributed backend. None given: every case. A case expected `none` passes when triage finds no
@@ -114,7 +113,6 @@ cases=(
   "oom_retry_ok none - set5"
   "jax_warnings_ok none - set5"
   "amp_deprecated_ok none - set5"
-  "deterministic_cublas config.invalid - set7"
   "alloc_conf_bad config.invalid - set7"
   "nvrtc_compile_error jit.build_failed - set7"
   "load_missing_device cuda.no_device - set7"
