@@ -524,7 +524,6 @@ RULES = [
      dict(words=REFUSAL, key=True, unless=NOT_A_REFUSAL + r"|\btensor\b|\bshape\b|\bdtype\b")),
     ("config.invalid", "an engine refuses a combination of options",
      dict(words=r"(?:is|are) not supported (?:with|together with|in combination with|when)\b|"
-                r"No available kernel\. Aborting execution|"
                 r"cannot be (?:used|combined|enabled|set) (?:together )?with|(?:is|are) mutually exclusive|"
                 r"(?:is|are) only supported (?:with|when)\b|(?:is|are) not compatible with",
           project=ENGINE_PROJECTS, not_path=NOT_SERVICE_CONFIG,
