@@ -24,7 +24,11 @@
 # that mount; @set7 (2026-12-07) an allocator setting PyTorch does not know, a CuPy kernel that does not compile, weights mapped to a
 # GPU index the host lacks, a JAX mesh of more devices than the host has, a launch of 2048 threads
 # a block, flash attention forced on a head size it lacks, a synchronizing call inside a CUDA
-# graph capture, a misspelt distributed backend. None given: every case. A case expected `none` passes when triage finds no
+# graph capture, a misspelt distributed backend; @set8 (2026-12-07) an extension needing a c10
+# symbol the loaded torch lacks, torch.compile's caches on a full mount, env:// without
+# MASTER_ADDR, a rendezvous whose second rank never comes, a C++ extension that does not compile,
+# JAX_PLATFORMS naming a platform jaxlib lacks, a model folder without its tokenizer, an NCCL
+# all_reduce of a CPU tensor, a memory fraction above 1. None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -121,6 +125,15 @@ cases=(
   "sdpa_no_kernel config.invalid - set7"
   "graph_capture_sync unclassified - set7"
   "bad_backend config.invalid - set7"
+  "ext_undefined_symbol native.undefined_symbol - set8"
+  "inductor_cache_full host.disk_full host.disk set8"
+  "dist_no_master_addr config.invalid - set8"
+  "dist_rendezvous_timeout nccl.failure - set8"
+  "load_inline_syntax jit.build_failed - set8"
+  "jax_bad_platform config.invalid - set8"
+  "hf_tokenizer_missing model.load_failed - set8"
+  "nccl_cpu_tensor config.invalid - set8"
+  "mem_fraction_invalid config.invalid - set8"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -211,6 +224,22 @@ provoke() {  # case -> writes $out/$1.log
       fi
       echo "$full" >"$out/.mount"
       timeout -k 5 "$limit" "$PY" "$here/disk_full.py" "$full/ckpt.pt" >"$log" 2>&1 ;;
+    inductor_cache_full)
+      # The compile caches on a 1 MiB tmpfs filled before the program starts; it stays mounted
+      # while triage checks the mount (host.disk). Root only.
+      local full=$out/full-cache
+      mkdir -p "$full"
+      if ! mount -t tmpfs -o size=1m tmpfs "$full" 2>/dev/null; then
+        echo "SKIP: no tmpfs could be mounted at $full (root is needed)" >"$log"
+        return 0
+      fi
+      echo "$full" >"$out/.mount"
+      mkdir -p "$full/inductor" "$full/triton"
+      head -c 2M /dev/zero >"$full/filler" 2>/dev/null
+      timeout -k 5 "$limit" env TORCHINDUCTOR_CACHE_DIR="$full/inductor" TRITON_CACHE_DIR="$full/triton" \
+        "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    jax_bad_platform)
+      JAX_PLATFORMS=rocm timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     alloc_conf_bad)
       PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,bogus_key:1 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     hf_offline_uncached)
