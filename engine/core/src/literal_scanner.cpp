@@ -133,7 +133,10 @@ void LiteralScanner::Build(const std::vector<std::string_view>& literals,
         const double cost = sum + 8 * pair_cost[off + w - 2];
         if (cost < best_cost) best_cost = cost, best = off;
       }
-      mine.push_back(Entry{li, uint32_t(best)});
+      const uint64_t fold = keep_case_[li] ? 0 : (w == 8 ? 0x2020202020202020ull : 0x20202020ull);
+      const uint64_t window =
+          Window(reinterpret_cast<const unsigned char*>(lit.data()) + best, w) | fold;
+      mine.push_back(Entry{li, uint32_t(best), window, fold});
     }
     if (mine.empty()) continue;
     const size_t keyed_bytes = spec.triple ? 3 : 2;

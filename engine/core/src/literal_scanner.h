@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,13 @@ class LiteralScanner {
   struct Entry {
     uint32_t literal;  // literal index
     uint32_t offset;   // where the window starts inside the literal
+    // The window's bytes as a number (the first 8, or 4 in the short group), with `fold` ORed
+    // in: a text window that differs from it after the same OR cannot hold the literal, so most
+    // candidates of a busy bucket are passed over without comparing the literal. `fold` sets
+    // bit 5 of each byte for a literal found in any case (a letter's two cases agree there),
+    // and is 0 for one that keeps its case.
+    uint64_t window;
+    uint64_t fold;
   };
   struct Group {
     size_t width = 0;               // window length
@@ -74,6 +82,17 @@ class LiteralScanner {
                        0x202020u;
     return (x * 0x9E3779B1u) >> 16;
   }
+  // The `width` (8 or 4) bytes at p as a number, in memory order.
+  static uint64_t Window(const unsigned char* p, size_t width) {
+    if (width == 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
   static unsigned Key2(const unsigned char* p, size_t i) {
     return unsigned(p[i - 1]) | (unsigned(p[i]) << 8);
   }
@@ -93,8 +112,10 @@ class LiteralScanner {
         i += s;
         continue;
       }
+      const uint64_t at = Window(p + i + 1 - w, w);
       for (uint32_t k = g.start[key]; k < g.start[key + 1]; ++k) {
         const Entry& e = g.entries[k];
+        if ((at | e.fold) != e.window) continue;
         if (Verify(e, text, i + 1 - w) && on_hit(size_t(e.literal))) return true;
       }
       ++i;
