@@ -177,4 +177,41 @@ TEST_F(AnalyzeVerify, ADiskFullWhoseMountTheLogNamesIsFullNowIsConfirmed) {
   EXPECT_NE(disk->s("reason").find(mnt.string()), std::string::npos) << disk->s("reason");
 }
 
+// A cache written under a folder that the service's environment chose (TRITON_CACHE_DIR): the
+// log names no path at all, only the cache's frame and ENOSPC. The working folder, /tmp and
+// ~/.cache have room; the check finds the host's writable filesystem that is full now (a 1 MiB
+// tmpfs filled to its last block) and confirms the cause by its name.
+TEST_F(AnalyzeVerify, ADiskFullThatNamesNoPathIsConfirmedOnTheFullMountOfTheHost) {
+  const fs::path mnt = tmp_ / "cache-mount";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1M") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno)
+                 << "): mounting needs root or CAP_SYS_ADMIN";
+  struct Unmount {
+    fs::path at;
+    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  {
+    std::ofstream fill(mnt / "filler", std::ios::binary);
+    const std::string block(4096, 'x');
+    for (int k = 0; k < 1024 && fill.write(block.data(), block.size()); ++k) {
+    }
+  }
+  fs::create_directories(tmp_ / "logs");
+  const fs::path log = tmp_ / "logs" / "compile.log";
+  std::ofstream(log) << "Traceback (most recent call last):\n"
+                     << "  File \"/app/serve.py\", line 40, in <module>\n"
+                     << "    out = fused(x, y)\n"
+                     << "  File \"/venv/lib/python3.12/site-packages/triton/runtime/cache.py\", line 117, in put\n"
+                     << "    f.write(data)\n"
+                     << "torch._inductor.exc.InductorError: OSError: [Errno 28] No space left on device\n";
+  const Json doc = Run(log.string());
+  const Json* cause = FindCause(doc, "host.disk_full");
+  ASSERT_NE(cause, nullptr) << "host.disk_full is not a cause of the log";
+  const Json* disk = FindVerification(*cause, "host.disk");
+  ASSERT_NE(disk, nullptr) << "host.disk did not run";
+  EXPECT_EQ(disk->s("verdict"), "confirmed") << disk->s("reason");
+  EXPECT_NE(disk->s("reason").find(mnt.string()), std::string::npos) << disk->s("reason");
+}
+
 }  // namespace

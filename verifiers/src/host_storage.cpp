@@ -6,7 +6,9 @@
 // checkpoint folder). Any of them full now (under 1% or 1 GiB free, or under 1% of its inodes)
 // is `confirmed`; room on all now is `not_reproduced` (space may have been freed since: a log's
 // "No space left on device" is a fact of its time). A log that names no path is judged on the
-// folders a service writes to (the working folder, TMPDIR, the Hub cache).
+// folders a service writes to (the working folder, TMPDIR, the Hub cache) and on every writable
+// filesystem of the host that holds files: the service's environment may have put a cache there
+// (TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR), and one of them full now is `confirmed` by name.
 // host.shm (host.shm_exhausted): the size and use of /dev/shm. Smaller than 1 GiB (a
 // container's 64 MB default) or nearly full is `confirmed`; large and free is `not_reproduced`
 // (the service's container may have had its own, smaller one).
@@ -93,8 +95,63 @@ bool Full(const Space& s) {
   return space || inodes;
 }
 
+// A mount table's field as written there: blanks and backslashes are octal escapes (\040).
+std::string UnescapeMountField(std::string_view field) {
+  std::string out;
+  for (size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size() && field[i + 1] >= '0' && field[i + 1] <= '3' && field[i + 2] >= '0' && field[i + 2] <= '7' &&
+        field[i + 3] >= '0' && field[i + 3] <= '7') {
+      out.push_back(char((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0')));
+      i += 3;
+    } else {
+      out.push_back(field[i]);
+    }
+  }
+  return out;
+}
+
+// The mount points of `table` (a /proc/self/mounts) that are mounted writable and hold files:
+// not the kernel's own filesystems, not read-only images (a squashfs is always 100% used).
+std::vector<std::string> WritableMounts(const std::string& table) {
+  static const char* const kNoFiles[] = {
+      "proc",     "sysfs",   "cgroup",   "cgroup2", "devpts",   "mqueue",   "debugfs",
+      "tracefs",  "securityfs", "pstore", "bpf",    "configfs", "fusectl",  "hugetlbfs",
+      "autofs",   "binfmt_misc", "nsfs", "devtmpfs", "squashfs", "iso9660", "efivarfs",
+      "rpc_pipefs", "nfsd",  "selinuxfs", "ramfs"};
+  std::vector<std::string> out;
+  const std::optional<std::string> read = ReadSmallFile(table, 1 << 20);
+  if (!read) return out;
+  const std::string& text = *read;
+  size_t start = 0;
+  while (start < text.size() && out.size() < 256) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    std::string_view f[4];
+    size_t at = 0;
+    for (int k = 0; k < 4; ++k) {
+      const size_t sp = line.find(' ', at);
+      f[k] = line.substr(at, sp == std::string_view::npos ? std::string_view::npos : sp - at);
+      if (sp == std::string_view::npos) {
+        if (k < 3) f[3] = {};
+        break;
+      }
+      at = sp + 1;
+    }
+    if (f[1].empty() || f[1][0] != '/' || f[3].empty()) continue;
+    if (std::find(std::begin(kNoFiles), std::end(kNoFiles), f[2]) != std::end(kNoFiles)) continue;
+    const std::string options = "," + std::string(f[3]) + ",";
+    if (options.find(",ro,") != std::string::npos) continue;
+    std::string point = UnescapeMountField(f[1]);
+    if (std::find(out.begin(), out.end(), point) == out.end()) out.push_back(std::move(point));
+  }
+  return out;
+}
+
 class HostDisk final : public Verifier {
  public:
+  explicit HostDisk(std::string mount_table = "/proc/self/mounts") : mount_table_(std::move(mount_table)) {}
   std::string_view name() const override { return "host.disk"; }
 
   Finding Check(const VerifyConfig&, const Hypothesis& h) const override {
@@ -105,13 +162,19 @@ class HostDisk final : public Verifier {
     if (std::string p = NamedPath(h); !p.empty()) paths.push_back(p);
     for (const auto& p : h.log.named_paths)
       if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
-    if (paths.empty()) {
+    const bool guessed = paths.empty();
+    if (guessed) {
       char cwd[4096];
       if (::getcwd(cwd, sizeof cwd)) paths.push_back(cwd);
       const char* tmp = std::getenv("TMPDIR");
       paths.push_back(tmp && *tmp == '/' ? tmp : "/tmp");
       if (const char* home = std::getenv("HOME"); home && *home == '/')
         paths.push_back(std::string(home) + "/.cache");
+      // Of the other writable filesystems, only those full now are listed: a host has dozens.
+      if (!h.cause.empty())
+        for (const auto& m : WritableMounts(mount_table_))
+          if (std::find(paths.begin(), paths.end(), m) == paths.end() && Full(SpaceOf(m)))
+            paths.push_back(m);
     }
     JsonWriter w;
     w.BeginObject().Key("filesystems").BeginArray();
@@ -130,11 +193,16 @@ class HostDisk final : public Verifier {
       return full.empty() ? Finding::Host(roomy.empty() ? HostStatus::kUnavailable : HostStatus::kPass,
                                           roomy.empty() ? "no filesystem could be measured" : roomy, w.Take())
                           : Finding::Host(HostStatus::kFail, full, w.Take());
-    if (!full.empty()) return Finding::Confirmed("the filesystem is full now: " + full, w.Take());
+    if (!full.empty())
+      return Finding::Confirmed((guessed ? "the log names no path; a writable filesystem is full now: "
+                                         : "the filesystem is full now: ") + full, w.Take());
     if (!roomy.empty())
       return Finding::NotReproduced(roomy + " now (space may have been freed since the log)", w.Take());
     return Finding::Inconclusive("no filesystem could be measured", w.Take());
   }
+
+ private:
+  std::string mount_table_;
 };
 
 class HostShm final : public Verifier {
