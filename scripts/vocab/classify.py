@@ -400,7 +400,9 @@ RULES = [
                 r"(?:unknown|unrecogni[sz]ed) (?:[\w.-]+ ){1,2}(?:option|setting|config(?:uration)? key)\b|"
                 r"unrecogni[sz]ed key .{0,40}\bin (?:the )?(?:[\w.-]+ ){0,3}config\b|"
                 r"\b(?:unknown|invalid|unsupported) (?:distributed |c10d |process group )?backend(?: type| name)?\b|"
-                r"Distributed package doesn't have \w+ built in",
+                r"Distributed package doesn't have \w+ built in|is not in the list of known (?:backends|platforms)|"
+                r"No backend type associated with device type|Invalid (?:fraction|ratio|percentage) value|"
+                r"\. Allowed range: ",
           unless=r"no platforms|[Aa]vailable backends|[Pp]latforms present")),
     ("config.invalid", "a dtype the GPU lacks, chosen by the dtype setting",
      dict(words=r"(?:bfloat16|bf16|float8|fp8) is only supported on GPUs with compute capability of at least|"
