@@ -471,6 +471,12 @@ RULES = [
           not_path=CONFIG_PATHS)),
 
     # --- 6. Broader words, after the guards ------------------------------------------------------
+    # An ImportError whose message names the install command ("... requires Accelerate: `pip install
+    # 'accelerate>=0.26.0'`"): raised where the package is absent or older than the floor the
+    # command names, and absent is what the reports show (transformers' is_*_available checks).
+    ("python.module_missing", "an ImportError that gives the install command",
+     dict(exc=r"^ImportError$", words=r"requires? (?:the )?[\w.-]+(?: library| package)?: ?`?pip install",
+          unless=r"--upgrade|-U\b|\bupgrade")),
     ("python.version_conflict", "a package version requirement refused",
      dict(words=(r"version|requir|need|expect|minimum|at least|install|upgrade|update|downgrade|compatib|mismatch|"
                  r"conflict|\d\+",
