@@ -260,6 +260,7 @@ void TailSet::Truncated(Tail& t, uint64_t size, Tail* copy) {
                                {"offset", std::to_string(t.read_offset)},
                                {"size", std::to_string(size)},
                                {"copy", copy ? copy->path : "-"}});
+  if (copy && CarryOn(t, *copy)) return;
   if (copy) {
     HandOver(t, *copy);
   } else {
@@ -267,6 +268,59 @@ void TailSet::Truncated(Tail& t, uint64_t size, Tail* copy) {
     FinishEpoch(t, "truncated");
   }
   StartOver(t);
+}
+
+// A copytruncate in the middle of what the writer says: the writer goes on writing the truncated
+// file, so its stream goes on there, and so does its pipeline: fed first the bytes only the copy
+// holds (from where this file was read to the copy's end), then the file's new bytes. A crash
+// whose lines straddle the truncation stays one incident, as `analyze` of the lines gives it. The
+// copy is read to its end, and its checkpoint stays where this file last held nothing until this
+// pipeline settles (ReleaseCarry): a restart before then reads those bytes again from the copy,
+// not from memory that the kill lost. False, with nothing done, when the copy cannot be read to
+// its end or its last line is unterminated (it would join the new file's first line).
+bool TailSet::CarryOn(Tail& t, Tail& copy) {
+  struct stat cst {};
+  if (t.carried_from || fstat(copy.fd, &cst) != 0) return false;
+  const uint64_t end = static_cast<uint64_t>(cst.st_size);
+  if (end < t.read_offset || end - t.read_offset > (64u << 20)) return false;
+  const std::string rest = ReadAt(copy.fd, t.read_offset, static_cast<size_t>(end - t.read_offset));
+  if (rest.size() != end - t.read_offset) return false;
+  if (rest.empty() ? !t.partial.empty() : rest.back() != '\n') return false;
+  if (!rest.empty()) {
+    t.read_offset = end;
+    counters_.bytes += static_cast<int64_t>(rest.size());
+    metrics_.AddBytesRead(rest.size());
+    Consume(t, rest.data(), rest.size());
+  }
+  copy.kind = Tail::Kind::kLive;
+  copy.file_id = t.file_id;
+  copy.read_offset = end;
+  copy.lines = t.lines;
+  NewPipeline(copy);
+  copy.settled_offset = copy.committed_offset = t.settled_offset;
+  copy.head = ReadAt(copy.fd, 0, kHeadBytes);
+  copy.last_data = Clock::now();
+  QueueCheckpoint(copy);
+  t.carried_from = copy.id;
+  t.read_offset = t.settled_offset = t.committed_offset = 0;
+  t.head.clear();
+  t.file_id = NewFileId();
+  QueueCheckpoint(t);
+  if (!t.Holding()) ReleaseCarry(t);
+  log_.Debug("file.carry", {{"path", t.path}, {"copy", copy.path}, {"bytes", std::to_string(rest.size())}});
+  host_.CommitSoon(std::chrono::milliseconds(0));
+  return true;
+}
+
+// `t`'s pipeline settled: the copy whose last bytes it took (CarryOn) holds nothing unsettled
+// any more, and its checkpoint moves to its end, written with what `t` closed.
+void TailSet::ReleaseCarry(Tail& t) {
+  if (!t.carried_from) return;
+  if (Tail* copy = Find(*t.carried_from); copy && !copy->Holding()) {
+    copy->settled_offset = copy->fed_offset();
+    QueueCheckpoint(*copy);
+  }
+  t.carried_from.reset();
 }
 
 // `copy` holds what `original` held before it was truncated: it goes on from where the original

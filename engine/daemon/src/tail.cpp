@@ -257,6 +257,7 @@ void TailSet::AfterFeed(Tail& t) {
     return;
   }
   t.unsettled_since = {};
+  ReleaseCarry(t);
   uint64_t offset = t.fed_offset();
   bool moved = offset != t.settled_offset;
   t.settled_offset = offset;
@@ -426,6 +427,7 @@ void TailSet::FinishEpoch(Tail& t, const char* why, bool keep_partial, bool by_q
   t.traceback_seen = false;
   t.traceback_pid = 0;
   t.held_until = {};
+  ReleaseCarry(t);
   const size_t n = all.size();
   Pend(t, all, by_quiet);
   QueueCheckpoint(t);

@@ -88,6 +88,9 @@ struct Tail {
   Clock::time_point last_data = Clock::now();
   Clock::time_point created = Clock::now();
   Clock::time_point orphan_deadline{};
+  // The copy of a copytruncate whose last bytes this file's pipeline took (TailSet::CarryOn):
+  // that copy's checkpoint stays where this file had held nothing until this pipeline settles.
+  std::optional<FileKey> carried_from;
   FileKey copy_of{};        // kPendingCopy: the file it seems to be a copy of
   std::string origin_head;  // kPendingCopy: that file's first bytes
   bool queued = false;
@@ -205,6 +208,8 @@ class TailSet {
   void OnTruncated(Tail& t, uint64_t size);
   void Truncated(Tail& t, uint64_t size, Tail* copy);
   void HandOver(Tail& original, Tail& copy);
+  bool CarryOn(Tail& original, Tail& copy);
+  void ReleaseCarry(Tail& t);
   void StartOver(Tail& t);
   void DecidePendingCopy(Tail& t, bool deadline_passed, Tail* original = nullptr);
   Tail* Find(const FileKey& id);

@@ -303,6 +303,39 @@ TEST_F(FaultTest, CopytruncateRightAfterAStartLosesNothing) {
   }
 }
 
+// A crash that straddles a copytruncate: its first lines were in the file before the copy and the
+// truncation, the rest is written to the truncated file, as the writer goes on. The stream goes
+// on where it was: one incident holding both parts' lines, as `analyze` gives it for the crash's
+// lines. The copy's part used to wait in the copy's pipeline and be lost at the stop, leaving the
+// new file's part alone (its own illegal memory access).
+TEST_F(FaultTest, ACrashThatStraddlesACopytruncateIsOneIncident) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "train.log";
+  fs::create_directories(dir);
+  WatchProcess w(tmp_.path(), WatchArgs(db, dir));
+  Append(live,
+         {"2026-11-02 09:10:00 INFO step 7 loss=0.5\n"
+          "Traceback (most recent call last):\n"
+          "  File \"/app/train.py\", line 88, in <module>\n"
+          "    main()\n"
+          "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+          "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+          "stacktrace below might be incorrect.\n"},
+         0, 1);
+  std::this_thread::sleep_for(1s);  // read by now (the daemon looks every 50 ms)
+  fs::copy_file(live, dir / "train.log.1");
+  ASSERT_EQ(truncate(live.c_str(), 0), 0);
+  Append(live,
+         {"terminate called after throwing an instance of 'c10::Error'\n"
+          "  what():  CUDA error: an illegal memory access was encountered\n"
+          "2026-11-02 09:10:59 Scheduled restart job, restart counter is at 1.\n"},
+         0, 1);
+  ExpectStoredOnce(w, db, {{"cuda.illegal_memory_access", 1}});
+  std::string shown;
+  ASSERT_EQ(RunTriage({"show", "1", "--db", db.string(), "--json"}, tmp_.path(), &shown), 0) << shown;
+  EXPECT_NE(shown.find("RuntimeError: CUDA error: an illegal memory access"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("terminate called after throwing"), std::string::npos) << shown;
+}
+
 // Trial 46's case: a copytruncate, then a rename rotation of the truncated file, both done before
 // the daemon looks at the folder again (here while it is stopped): the copy, under a name that
 // is not the truncated file's new one, is still known for its copy and read once.
