@@ -276,13 +276,16 @@ void TailSet::Truncated(Tail& t, uint64_t size, Tail* copy) {
 // whose lines straddle the truncation stays one incident, as `analyze` of the lines gives it. The
 // copy is read to its end, and its checkpoint stays where this file last held nothing until this
 // pipeline settles (ReleaseCarry): a restart before then reads those bytes again from the copy,
-// not from memory that the kill lost. False, with nothing done, when the copy cannot be read to
-// its end or its last line is unterminated (it would join the new file's first line).
+// not from memory that the kill lost. False, with nothing done, when nothing is held or unread
+// (HandOver is then the whole story), when the copy cannot be read to its end, or when its last
+// line is unterminated (it would join the new file's first line).
 bool TailSet::CarryOn(Tail& t, Tail& copy) {
   struct stat cst {};
   if (t.carried_from || fstat(copy.fd, &cst) != 0) return false;
   const uint64_t end = static_cast<uint64_t>(cst.st_size);
   if (end < t.read_offset || end - t.read_offset > (64u << 20)) return false;
+  // Nothing read and held, nothing left unread: nothing can straddle; the copy simply takes over.
+  if (!t.Holding() && end == t.read_offset) return false;
   const std::string rest = ReadAt(copy.fd, t.read_offset, static_cast<size_t>(end - t.read_offset));
   if (rest.size() != end - t.read_offset) return false;
   if (rest.empty() ? !t.partial.empty() : rest.back() != '\n') return false;
