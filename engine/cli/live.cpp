@@ -243,9 +243,10 @@ class Follower {
     if (path == "-") {
       in->fd = 0;
       in->stream_like = true;
-      // A pipe that may be read in bulk gives more a read (Linux; elsewhere, or not a pipe: no-op).
+      // A pipe that may be read in bulk gives more a read (Linux; elsewhere, or not a pipe: no-op):
+      // 1 MiB a read instead of the default 64 KiB is a sixteenth of the reads, polls and feeds.
 #ifdef F_SETPIPE_SZ
-      if (settings_.threads > 1) ::fcntl(0, F_SETPIPE_SZ, 1 << 20);
+      ::fcntl(0, F_SETPIPE_SZ, 1 << 20);
 #endif
       in->live = NewStream(path, /*may_split=*/true);
     } else {

@@ -237,6 +237,7 @@ struct Analyzer::Impl {
   std::vector<Incident> closed;
   mutable MatchMemo memo;  // the texts met before
   uint64_t event_seq = 0;
+  Analyzer::EventVerdict last_verdict;  // of the last event Add was given
   size_t max_hits_per_window = 2000;
   // A service failing without pause keeps one window open: its first failures are kept (they
   // rank the causes; the rest add nothing but memory), the others only counted and spanned.
@@ -530,6 +531,7 @@ struct Analyzer::Impl {
     if (e.restart) Restart(e);
     if (e.benign && !e.fatal && !e.traceback_failure) Benign(e.stream);
     if (e.benign) last_benign_line[ev.source] = std::max(last_benign_line[ev.source], ev.last_line);
+    last_verdict = {e.fatal || e.traceback_failure, e.fatal};
     if (e.fatal || e.traceback_failure) {
       AddFailure(e);
     } else {
@@ -1040,7 +1042,10 @@ Analyzer::Analyzer(std::shared_ptr<const RuleSet> rules, AnalyzerOptions options
 
 Analyzer::~Analyzer() = default;
 
+Analyzer::EventVerdict Analyzer::last_event() const { return impl_->last_verdict; }
+
 void Analyzer::Add(const ingest::Event& event, std::string_view source_name) {
+  impl_->last_verdict = {};
   if (!impl_->rules) return;
   if (impl_->options.service.empty()) impl_->options.service = ServiceFromSourceName(source_name);
   if (!impl_->pod_named) {

@@ -16,29 +16,15 @@ StreamPipeline::StreamPipeline(std::shared_ptr<const core::RuleSet> rules,
   rules_->UsePrefilter(ingest_options, *analyzer_, std::move(find_lines));
   stream_ = std::make_unique<ingest::EventStream>(
       0, std::move(ingest_options), [this](ingest::Event&& event) {
-        if (!fatal_seen_) failure_seen_ |= IsFailure(event);
         analyzer_->Add(event, *current_source_);
+        const core::Analyzer::EventVerdict v = analyzer_->last_event();
+        failure_seen_ |= v.failure;
+        fatal_seen_ |= v.fatal;
         untaken_ = true;
       });
 }
 
 StreamPipeline::~StreamPipeline() = default;
-
-// The analyzer's own test of a failure (see analyzer.cpp): a fatal signature, or a traceback
-// that was not logged at warning level or below.
-bool StreamPipeline::IsFailure(const ingest::Event& event) {
-  for (const auto& hit : rules_->Match(event, core::MatchScope::kDecisive))
-    if (rules_->signatures()[static_cast<size_t>(hit.signature)].fatal) {
-      fatal_seen_ = true;
-      return true;
-    }
-  if (event.kind == ingest::EventKind::kTraceback && !event.lines.empty()) {
-    bool low = event.level && (*event.level == "WARNING" || *event.level == "INFO" ||
-                               *event.level == "DEBUG");
-    if (!low) return true;
-  }
-  return false;
-}
 
 // The lines of a file whose path names its job's process (a rank's own log) are that process's.
 void StreamPipeline::UseSource(const std::string& source_name) {

@@ -52,8 +52,9 @@ class StreamPipeline {
                                      bool ended = true);
 
   const std::shared_ptr<const core::RuleSet>& rules() const { return rules_; }
-  // A failure was fed (a fatal signature, or a traceback not logged as a warning): the process
-  // has stopped, and its incident can be written as soon as the file goes quiet.
+  // A failure was fed (a fatal signature, or a traceback not logged as a warning, as the
+  // analyzer decided it: core::Analyzer::last_event): the process has stopped, and its incident
+  // can be written as soon as the file goes quiet.
   bool failure_seen() const { return failure_seen_; }
   // A fatal signature was fed (not just a traceback): the process has stopped for certain.
   bool fatal_seen() const { return fatal_seen_; }
@@ -61,7 +62,6 @@ class StreamPipeline {
  private:
   void Rebase(std::vector<core::Incident>& incidents) const;
   void UseSource(const std::string& source_name);
-  bool IsFailure(const ingest::Event& event);  // notes a fatal hit in fatal_seen_
 
   std::shared_ptr<const core::RuleSet> rules_;
   uint64_t lines_before_;

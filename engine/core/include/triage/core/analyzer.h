@@ -93,6 +93,14 @@ class Analyzer {
   // Only then do lines that can match nothing but benign signatures matter (the prefilter
   // RuleSet::UsePrefilter sets asks this as IngestOptions::keep_weak).
   bool wants_benign() const;
+  // What the last event given to Add was: a failure (an uncaught traceback or a fatal line, as
+  // the analyzer itself decides) and whether a fatal signature matched it. A reader that waits
+  // for a quiet stream after a failure asks this instead of matching the event again.
+  struct EventVerdict {
+    bool failure = false;
+    bool fatal = false;
+  };
+  EventVerdict last_event() const;
   // True while an incident is open (a failure seen, its window not closed yet). A caller that
   // splits one input between analyzers cuts only where this is false.
   bool has_open_incident() const;
