@@ -37,6 +37,32 @@ const Json* FindVerification(const Json& cause, const std::string& verifier) {
   return nullptr;
 }
 
+// A 1 MiB tmpfs mounted at `at` and filled to its last block, unmounted when it goes; `error`
+// says why none could be mounted (mounting needs root or CAP_SYS_ADMIN).
+struct FullTmpfs {
+  explicit FullTmpfs(const fs::path& where) : at(where) {
+    fs::create_directories(at);
+    if (::mount("tmpfs", at.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1M") != 0) {
+      error = std::string("cannot mount a tmpfs here (") + std::strerror(errno) +
+              "): mounting needs root or CAP_SYS_ADMIN";
+      return;
+    }
+    mounted = true;
+    std::ofstream fill(at / "filler", std::ios::binary);
+    const std::string block(4096, 'x');
+    for (int k = 0; k < 1024 && fill.write(block.data(), block.size()); ++k) {
+    }
+  }
+  ~FullTmpfs() {
+    if (mounted) ::umount2(at.c_str(), MNT_DETACH);
+  }
+  FullTmpfs(const FullTmpfs&) = delete;
+  FullTmpfs& operator=(const FullTmpfs&) = delete;
+  fs::path at;
+  bool mounted = false;
+  std::string error;
+};
+
 class AnalyzeVerify : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -146,20 +172,8 @@ TEST_F(AnalyzeVerify, InterpreterNamedByTheLogIsNotRunWithoutPermission) {
 // cause, rather than judging the working folder, /tmp and ~/.cache, which have room.
 TEST_F(AnalyzeVerify, ADiskFullWhoseMountTheLogNamesIsFullNowIsConfirmed) {
   const fs::path mnt = tmp_ / "scratch";
-  fs::create_directories(mnt);
-  if (::mount("tmpfs", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1M") != 0)
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno)
-                 << "): mounting needs root or CAP_SYS_ADMIN";
-  struct Unmount {
-    fs::path at;
-    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
-  } unmount{mnt};
-  {
-    std::ofstream fill(mnt / "filler", std::ios::binary);
-    const std::string block(4096, 'x');
-    for (int k = 0; k < 1024 && fill.write(block.data(), block.size()); ++k) {
-    }
-  }
+  const FullTmpfs full(mnt);
+  if (!full.error.empty()) GTEST_SKIP() << full.error;
   fs::create_directories(tmp_ / "logs");
   const fs::path log = tmp_ / "logs" / "trainer.log";
   std::ofstream(log) << "2026-11-02 09:00:00 INFO saving checkpoint (4198400 bytes) to "
@@ -183,20 +197,8 @@ TEST_F(AnalyzeVerify, ADiskFullWhoseMountTheLogNamesIsFullNowIsConfirmed) {
 // tmpfs filled to its last block) and confirms the cause by its name.
 TEST_F(AnalyzeVerify, ADiskFullThatNamesNoPathIsConfirmedOnTheFullMountOfTheHost) {
   const fs::path mnt = tmp_ / "cache-mount";
-  fs::create_directories(mnt);
-  if (::mount("tmpfs", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1M") != 0)
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno)
-                 << "): mounting needs root or CAP_SYS_ADMIN";
-  struct Unmount {
-    fs::path at;
-    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
-  } unmount{mnt};
-  {
-    std::ofstream fill(mnt / "filler", std::ios::binary);
-    const std::string block(4096, 'x');
-    for (int k = 0; k < 1024 && fill.write(block.data(), block.size()); ++k) {
-    }
-  }
+  const FullTmpfs full(mnt);
+  if (!full.error.empty()) GTEST_SKIP() << full.error;
   fs::create_directories(tmp_ / "logs");
   const fs::path log = tmp_ / "logs" / "compile.log";
   std::ofstream(log) << "Traceback (most recent call last):\n"

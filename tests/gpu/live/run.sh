@@ -140,6 +140,17 @@ cases=(
 # (its log then ends without the failure, and the case fails).
 limit=${CASE_TIMEOUT:-120}
 
+# A 1 MiB tmpfs at $1, left mounted until release_holder (it names it in $out/.mount); where none
+# can be mounted (root is needed) the case's log $2 says SKIP and the call fails.
+small_tmpfs() {
+  mkdir -p "$1"
+  if ! mount -t tmpfs -o size=1m tmpfs "$1" 2>/dev/null; then
+    echo "SKIP: no tmpfs could be mounted at $1 (root is needed)" >"$2"
+    return 1
+  fi
+  echo "$1" >"$out/.mount"
+}
+
 provoke() {  # case -> writes $out/$1.log
   local c=$1 log=$out/$1.log
   case $c in
@@ -217,23 +228,13 @@ provoke() {  # case -> writes $out/$1.log
       # A 1 MiB tmpfs that the checkpoint (4 MiB) fills; it stays mounted while triage checks
       # the mount the log names (host.disk), and goes before the next case. Root only.
       local full=$out/full-mount
-      mkdir -p "$full"
-      if ! mount -t tmpfs -o size=1m tmpfs "$full" 2>/dev/null; then
-        echo "SKIP: no tmpfs could be mounted at $full (root is needed)" >"$log"
-        return 0
-      fi
-      echo "$full" >"$out/.mount"
+      small_tmpfs "$full" "$log" || return 0
       timeout -k 5 "$limit" "$PY" "$here/disk_full.py" "$full/ckpt.pt" >"$log" 2>&1 ;;
     inductor_cache_full)
       # The compile caches on a 1 MiB tmpfs filled before the program starts; it stays mounted
       # while triage checks the mount (host.disk). Root only.
       local full=$out/full-cache
-      mkdir -p "$full"
-      if ! mount -t tmpfs -o size=1m tmpfs "$full" 2>/dev/null; then
-        echo "SKIP: no tmpfs could be mounted at $full (root is needed)" >"$log"
-        return 0
-      fi
-      echo "$full" >"$out/.mount"
+      small_tmpfs "$full" "$log" || return 0
       mkdir -p "$full/inductor" "$full/triton"
       head -c 2M /dev/zero >"$full/filler" 2>/dev/null
       timeout -k 5 "$limit" env TORCHINDUCTOR_CACHE_DIR="$full/inductor" TRITON_CACHE_DIR="$full/triton" \
