@@ -288,7 +288,7 @@ bool TailSet::CarryOn(Tail& t, Tail& copy) {
   if (!t.Holding() && end == t.read_offset) return false;
   const std::string rest = ReadAt(copy.fd, t.read_offset, static_cast<size_t>(end - t.read_offset));
   if (rest.size() != end - t.read_offset) return false;
-  if (rest.empty() ? !t.partial.empty() : rest.back() != '\n') return false;
+  if (t.partial_fed || (rest.empty() ? !t.partial.empty() : rest.back() != '\n')) return false;
   if (!rest.empty()) {
     t.read_offset = end;
     counters_.bytes += static_cast<int64_t>(rest.size());
@@ -306,8 +306,10 @@ bool TailSet::CarryOn(Tail& t, Tail& copy) {
   QueueCheckpoint(copy);
   t.carried_from = copy.id;
   t.read_offset = t.settled_offset = t.committed_offset = 0;
+  t.lines = 0;  // the new content's; the pipeline holding the copy's part keeps its numbering
   t.head.clear();
   t.file_id = NewFileId();
+  t.last_data = Clock::now();
   QueueCheckpoint(t);
   if (!t.Holding()) ReleaseCarry(t);
   log_.Debug("file.carry", {{"path", t.path}, {"copy", copy.path}, {"bytes", std::to_string(rest.size())}});
@@ -317,13 +319,28 @@ bool TailSet::CarryOn(Tail& t, Tail& copy) {
 
 // `t`'s pipeline settled: the copy whose last bytes it took (CarryOn) holds nothing unsettled
 // any more, and its checkpoint moves to its end, written with what `t` closed.
+// Called where `t`'s pipeline holds nothing, so a fresh one (numbering the truncated file's own
+// lines from where they stand, with an echo guard of those lines) loses nothing.
 void TailSet::ReleaseCarry(Tail& t) {
   if (!t.carried_from) return;
   if (Tail* copy = Find(*t.carried_from); copy && !copy->Holding()) {
     copy->settled_offset = copy->fed_offset();
     QueueCheckpoint(*copy);
+    host_.CommitSoon(
+        std::chrono::milliseconds(static_cast<int64_t>(settings_.checkpoint_seconds * 1000)));
   }
   t.carried_from.reset();
+  t.echo = EchoGuard();
+  NewPipeline(t);
+}
+
+// The copy `o` is finished (deleted, compressed, moved out of the folders) while a file's
+// pipeline still holds bytes taken from it (CarryOn): the copy can no longer give them back
+// after a restart, so that pipeline is finished now, as the copy's own would have been.
+void TailSet::FinishCarriedFrom(const Tail& o) {
+  for (auto& [id, t] : tails_)
+    if (t->carried_from && *t->carried_from == o.id)
+      FinishEpoch(*t, "carried copy gone", /*keep_partial=*/true);
 }
 
 // `copy` holds what `original` held before it was truncated: it goes on from where the original
@@ -336,6 +353,8 @@ void TailSet::HandOver(Tail& original, Tail& copy) {
   copy.pipe = std::move(original.pipe);
   copy.echo = original.echo;  // the failure its lines may still echo goes with them
   copy.closed = std::move(original.closed);
+  copy.carried_from = original.carried_from;  // the pipeline's bytes from an earlier copy go too
+  original.carried_from.reset();
   copy.settled_offset = original.settled_offset;
   copy.committed_offset = original.committed_offset;
   copy.last_data = Clock::now();

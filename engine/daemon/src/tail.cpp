@@ -345,6 +345,7 @@ bool TailSet::ProcessAlive(const Tail& t) const {
 void TailSet::FinishOrphan(Tail& o) {
   while (Read(o, kTurnBudget)) {
   }
+  FinishCarriedFrom(o);
   FinishEpoch(o, "gone");
   ForgetCheckpoint(o);
   host_.Forget(o);

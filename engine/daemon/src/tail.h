@@ -210,6 +210,7 @@ class TailSet {
   void HandOver(Tail& original, Tail& copy);
   bool CarryOn(Tail& original, Tail& copy);
   void ReleaseCarry(Tail& t);
+  void FinishCarriedFrom(const Tail& o);
   void StartOver(Tail& t);
   void DecidePendingCopy(Tail& t, bool deadline_passed, Tail* original = nullptr);
   Tail* Find(const FileKey& id);

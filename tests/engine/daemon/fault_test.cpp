@@ -336,6 +336,36 @@ TEST_F(FaultTest, ACrashThatStraddlesACopytruncateIsOneIncident) {
   EXPECT_NE(shown.find("terminate called after throwing"), std::string::npos) << shown;
 }
 
+// The copy of a copytruncate compressed away (logrotate's `compress` without `delaycompress`)
+// while the truncated file's pipeline still holds the bytes it took from it: once the copy is
+// gone those bytes exist nowhere but in memory, so they are finished and stored then, and a kill
+// that follows loses nothing.
+TEST_F(FaultTest, ACrashCarriedFromACopyThatIsCompressedAwayIsNotLostToAKill) {
+  const fs::path dir = tmp_ / "logs", db = tmp_ / "t.db", live = dir / "train.log";
+  fs::create_directories(dir);
+  const std::vector<std::string> args = WatchArgs(db, dir);
+  {
+    WatchProcess w(tmp_.path(), args);
+    Append(live,
+           {"2026-11-02 09:10:00 INFO step 7 loss=0.5\n"
+            "Traceback (most recent call last):\n"
+            "  File \"/app/train.py\", line 88, in <module>\n"
+            "    main()\n"
+            "RuntimeError: CUDA error: an illegal memory access was encountered\n"},
+           0, 1);
+    std::this_thread::sleep_for(1s);  // read by now (the daemon looks every 50 ms)
+    fs::copy_file(live, dir / "train.log.1");
+    ASSERT_EQ(truncate(live.c_str(), 0), 0);
+    std::this_thread::sleep_for(500ms);  // the truncation seen, the copy's bytes carried
+    fs::remove(dir / "train.log.1");     // compressed away: the copy's name is gone
+    std::ofstream(dir / "train.log.1.gz") << "not read";
+    EXPECT_TRUE(WaitUntil([&] { return TotalOccurrences(CauseOccurrences(db)) >= 1; }, 20s))
+        << w.Log();
+    EXPECT_EQ(w.Stop(SIGKILL), 128 + SIGKILL);
+  }
+  EXPECT_EQ(CauseOccurrences(db), (std::map<std::string, int64_t>{{"cuda.illegal_memory_access", 1}}));
+}
+
 // Trial 46's case: a copytruncate, then a rename rotation of the truncated file, both done before
 // the daemon looks at the folder again (here while it is stopped): the copy, under a name that
 // is not the truncated file's new one, is still known for its copy and read once.
