@@ -63,6 +63,16 @@ struct FullTmpfs {
   std::string error;
 };
 
+// The report's host.disk_full cause, checked by host.disk, is `confirmed` on the mount `mnt`.
+void ExpectDiskConfirmedOn(const Json& doc, const fs::path& mnt) {
+  const Json* cause = FindCause(doc, "host.disk_full");
+  ASSERT_NE(cause, nullptr) << "host.disk_full is not a cause of the log";
+  const Json* disk = FindVerification(*cause, "host.disk");
+  ASSERT_NE(disk, nullptr) << "host.disk did not run";
+  EXPECT_EQ(disk->s("verdict"), "confirmed") << disk->s("reason");
+  EXPECT_NE(disk->s("reason").find(mnt.string()), std::string::npos) << disk->s("reason");
+}
+
 class AnalyzeVerify : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -182,13 +192,7 @@ TEST_F(AnalyzeVerify, ADiskFullWhoseMountTheLogNamesIsFullNowIsConfirmed) {
                      << "  File \"/app/train.py\", line 12, in <module>\n"
                      << "    f.write(buf.getbuffer())\n"
                      << "OSError: [Errno 28] No space left on device\n";
-  const Json doc = Run(log.string());
-  const Json* cause = FindCause(doc, "host.disk_full");
-  ASSERT_NE(cause, nullptr) << "host.disk_full is not a cause of the log";
-  const Json* disk = FindVerification(*cause, "host.disk");
-  ASSERT_NE(disk, nullptr) << "host.disk did not run";
-  EXPECT_EQ(disk->s("verdict"), "confirmed") << disk->s("reason");
-  EXPECT_NE(disk->s("reason").find(mnt.string()), std::string::npos) << disk->s("reason");
+  ExpectDiskConfirmedOn(Run(log.string()), mnt);
 }
 
 // A cache written under a folder that the service's environment chose (TRITON_CACHE_DIR): the
@@ -207,13 +211,7 @@ TEST_F(AnalyzeVerify, ADiskFullThatNamesNoPathIsConfirmedOnTheFullMountOfTheHost
                      << "  File \"/venv/lib/python3.12/site-packages/triton/runtime/cache.py\", line 117, in put\n"
                      << "    f.write(data)\n"
                      << "torch._inductor.exc.InductorError: OSError: [Errno 28] No space left on device\n";
-  const Json doc = Run(log.string());
-  const Json* cause = FindCause(doc, "host.disk_full");
-  ASSERT_NE(cause, nullptr) << "host.disk_full is not a cause of the log";
-  const Json* disk = FindVerification(*cause, "host.disk");
-  ASSERT_NE(disk, nullptr) << "host.disk did not run";
-  EXPECT_EQ(disk->s("verdict"), "confirmed") << disk->s("reason");
-  EXPECT_NE(disk->s("reason").find(mnt.string()), std::string::npos) << disk->s("reason");
+  ExpectDiskConfirmedOn(Run(log.string()), mnt);
 }
 
 }  // namespace

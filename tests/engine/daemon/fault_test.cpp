@@ -303,6 +303,14 @@ TEST_F(FaultTest, CopytruncateRightAfterAStartLosesNothing) {
   }
 }
 
+// The first lines of a crash: a step, then a traceback ending in CUDA's illegal memory access.
+constexpr const char* kIllegalAccessTraceback =
+    "2026-11-02 09:10:00 INFO step 7 loss=0.5\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/app/train.py\", line 88, in <module>\n"
+    "    main()\n"
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+
 // A crash that straddles a copytruncate: its first lines were in the file before the copy and the
 // truncation, the rest is written to the truncated file, as the writer goes on. The stream goes
 // on where it was: one incident holding both parts' lines, as `analyze` gives it for the crash's
@@ -313,13 +321,9 @@ TEST_F(FaultTest, ACrashThatStraddlesACopytruncateIsOneIncident) {
   fs::create_directories(dir);
   WatchProcess w(tmp_.path(), WatchArgs(db, dir));
   Append(live,
-         {"2026-11-02 09:10:00 INFO step 7 loss=0.5\n"
-          "Traceback (most recent call last):\n"
-          "  File \"/app/train.py\", line 88, in <module>\n"
-          "    main()\n"
-          "RuntimeError: CUDA error: an illegal memory access was encountered\n"
-          "CUDA kernel errors might be asynchronously reported at some other API call, so the "
-          "stacktrace below might be incorrect.\n"},
+         {std::string(kIllegalAccessTraceback) +
+              "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+              "stacktrace below might be incorrect.\n"},
          0, 1);
   std::this_thread::sleep_for(1s);  // read by now (the daemon looks every 50 ms)
   fs::copy_file(live, dir / "train.log.1");
@@ -347,11 +351,7 @@ TEST_F(FaultTest, ACrashCarriedFromACopyThatIsCompressedAwayIsNotLostToAKill) {
   {
     WatchProcess w(tmp_.path(), args);
     Append(live,
-           {"2026-11-02 09:10:00 INFO step 7 loss=0.5\n"
-            "Traceback (most recent call last):\n"
-            "  File \"/app/train.py\", line 88, in <module>\n"
-            "    main()\n"
-            "RuntimeError: CUDA error: an illegal memory access was encountered\n"},
+           {kIllegalAccessTraceback},
            0, 1);
     std::this_thread::sleep_for(1s);  // read by now (the daemon looks every 50 ms)
     fs::copy_file(live, dir / "train.log.1");
