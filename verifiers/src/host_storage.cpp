@@ -141,7 +141,8 @@ std::vector<std::string> WritableMounts(const std::string& table) {
     }
     if (f[1].empty() || f[1][0] != '/' || f[3].empty()) continue;
     if (std::find(std::begin(kNoFiles), std::end(kNoFiles), f[2]) != std::end(kNoFiles)) continue;
-    const std::string options = "," + std::string(f[3]) + ",";
+    std::string options(1, ',');
+    options.append(f[3]).push_back(',');
     if (options.find(",ro,") != std::string::npos) continue;
     std::string point = UnescapeMountField(f[1]);
     if (std::find(out.begin(), out.end(), point) == out.end()) out.push_back(std::move(point));
