@@ -121,25 +121,17 @@ std::vector<std::string> WritableMounts(const std::string& table) {
   std::vector<std::string> out;
   const std::optional<std::string> read = ReadSmallFile(table, 1 << 20);
   if (!read) return out;
-  const std::string& text = *read;
-  size_t start = 0;
-  while (start < text.size() && out.size() < 256) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string_view line(text.data() + start, end - start);
-    start = end + 1;
+  for (const std::string& line : SplitLines(*read)) {
+    if (out.size() >= 256) break;
+    // device, mount point, type, options, ...
     std::string_view f[4];
-    size_t at = 0;
-    for (int k = 0; k < 4; ++k) {
-      const size_t sp = line.find(' ', at);
-      f[k] = line.substr(at, sp == std::string_view::npos ? std::string_view::npos : sp - at);
-      if (sp == std::string_view::npos) {
-        if (k < 3) f[3] = {};
-        break;
-      }
+    size_t n = 0;
+    for (size_t at = 0; n < 4 && at <= line.size(); ++n) {
+      const size_t sp = std::min(line.find(' ', at), line.size());
+      f[n] = std::string_view(line).substr(at, sp - at);
       at = sp + 1;
     }
-    if (f[1].empty() || f[1][0] != '/' || f[3].empty()) continue;
+    if (n < 4 || f[1].empty() || f[1][0] != '/') continue;
     if (std::find(std::begin(kNoFiles), std::end(kNoFiles), f[2]) != std::end(kNoFiles)) continue;
     std::string options(1, ',');
     options.append(f[3]).push_back(',');
@@ -152,7 +144,6 @@ std::vector<std::string> WritableMounts(const std::string& table) {
 
 class HostDisk final : public Verifier {
  public:
-  explicit HostDisk(std::string mount_table = "/proc/self/mounts") : mount_table_(std::move(mount_table)) {}
   std::string_view name() const override { return "host.disk"; }
 
   Finding Check(const VerifyConfig&, const Hypothesis& h) const override {
@@ -173,7 +164,7 @@ class HostDisk final : public Verifier {
         paths.push_back(std::string(home) + "/.cache");
       // Of the other writable filesystems, only those full now are listed: a host has dozens.
       if (!h.cause.empty())
-        for (const auto& m : WritableMounts(mount_table_))
+        for (const auto& m : WritableMounts("/proc/self/mounts"))
           if (std::find(paths.begin(), paths.end(), m) == paths.end() && Full(SpaceOf(m)))
             paths.push_back(m);
     }
@@ -201,9 +192,6 @@ class HostDisk final : public Verifier {
       return Finding::NotReproduced(roomy + " now (space may have been freed since the log)", w.Take());
     return Finding::Inconclusive("no filesystem could be measured", w.Take());
   }
-
- private:
-  std::string mount_table_;
 };
 
 class HostShm final : public Verifier {
