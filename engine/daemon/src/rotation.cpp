@@ -311,18 +311,18 @@ bool TailSet::CarryOn(Tail& t, Tail& copy) {
   t.file_id = NewFileId();
   t.last_data = Clock::now();
   QueueCheckpoint(t);
-  if (!t.Holding()) ReleaseCarry(t);
+  if (!t.Holding() && ReleaseCarry(t)) NewPipeline(t);
   log_.Debug("file.carry", {{"path", t.path}, {"copy", copy.path}, {"bytes", std::to_string(rest.size())}});
   host_.CommitSoon(std::chrono::milliseconds(0));
   return true;
 }
 
 // `t`'s pipeline settled: the copy whose last bytes it took (CarryOn) holds nothing unsettled
-// any more, and its checkpoint moves to its end, written with what `t` closed.
-// Called where `t`'s pipeline holds nothing, so a fresh one (numbering the truncated file's own
-// lines from where they stand, with an echo guard of those lines) loses nothing.
-void TailSet::ReleaseCarry(Tail& t) {
-  if (!t.carried_from) return;
+// any more, and its checkpoint moves to its end, written with what `t` closed. True when a carry
+// was released: the caller then gives `t` a fresh pipeline (it holds nothing, so nothing is lost),
+// numbering the truncated file's own lines from where they stand, as the echo guard now does.
+bool TailSet::ReleaseCarry(Tail& t) {
+  if (!t.carried_from) return false;
   if (Tail* copy = Find(*t.carried_from); copy && !copy->Holding()) {
     copy->settled_offset = copy->fed_offset();
     QueueCheckpoint(*copy);
@@ -331,7 +331,7 @@ void TailSet::ReleaseCarry(Tail& t) {
   }
   t.carried_from.reset();
   t.echo = EchoGuard();
-  NewPipeline(t);
+  return true;
 }
 
 // The copy `o` is finished (deleted, compressed, moved out of the folders) while a file's

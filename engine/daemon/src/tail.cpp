@@ -257,7 +257,7 @@ void TailSet::AfterFeed(Tail& t) {
     return;
   }
   t.unsettled_since = {};
-  ReleaseCarry(t);
+  if (ReleaseCarry(t)) NewPipeline(t);
   uint64_t offset = t.fed_offset();
   bool moved = offset != t.settled_offset;
   t.settled_offset = offset;

@@ -209,7 +209,7 @@ class TailSet {
   void Truncated(Tail& t, uint64_t size, Tail* copy);
   void HandOver(Tail& original, Tail& copy);
   bool CarryOn(Tail& original, Tail& copy);
-  void ReleaseCarry(Tail& t);
+  bool ReleaseCarry(Tail& t);
   void FinishCarriedFrom(const Tail& o);
   void StartOver(Tail& t);
   void DecidePendingCopy(Tail& t, bool deadline_passed, Tail* original = nullptr);
