@@ -1,7 +1,7 @@
 // The daemon: one Asio event loop (one thread) over inotify, signals and timers. It schedules;
 // the work is in its units: the followed files (tail.h: reading, closing, rotation), the folders
-// that hold them (folders.h), where a file resumes (file_identity.h, checkpoints.h), the lock
-// that keeps a second daemon off the database (database_lock.h) and the heartbeat (heartbeat.h).
+// that hold them (folders.h), where a file resumes (file_identity.h, checkpoints.h), the store
+// with its lock and reconnection (store_link.h) and the heartbeat (heartbeat.h).
 //
 // Why the checkpoint discipline looks the way it does: a checkpoint is the offset where a fresh
 // pipeline would be in exactly the state the running one is in. That holds only where the
@@ -23,7 +23,6 @@
 #include <deque>
 
 #include "checkpoints.h"
-#include "database_lock.h"
 #include "event_log.h"
 #include "exporter.h"
 #include "folders.h"
@@ -31,14 +30,12 @@
 #include "inotify_watcher.h"
 #include "notifier.h"
 #include "outside_deaths.h"
+#include "store_link.h"
 #include "tail.h"
 #include "triage/atomic_file.h"
 #include "triage/core/rules.h"
 #include "triage/daemon/file_selector.h"
 #include "triage/daemon/metrics.h"
-#include "triage/store/incident_sink.h"
-#include "triage/store/store.h"
-#include "triage/verifiers/kernel_log.h"
 #include "verify_worker.h"
 
 namespace triage::daemon {
@@ -52,11 +49,9 @@ using detail::Tail;
 using detail::TailSet;
 
 // A PostgreSQL store: how long a command waits for the server's answer before the connection is
-// given up, and the waits between reconnections (doubling from the first to the last). With the
-// connect_timeout of 10 s (postgres.cpp), SIGTERM ends the daemon within 20 s whatever the server
-// does, within the unit's TimeoutStopSec.
+// given up. With the connect_timeout of 10 s (postgres.cpp), SIGTERM ends the daemon within 20 s
+// whatever the server does, within the unit's TimeoutStopSec.
 constexpr int kStoreAnswerMs = 10000;
-constexpr std::chrono::milliseconds kFirstReconnect{1000}, kLastReconnect{30000};
 
 class Daemon final : public detail::TailHost {
  public:
@@ -87,8 +82,6 @@ class Daemon final : public detail::TailHost {
   // Reading: one turn per ready file, round robin.
   void Drain();
   void RetryFoldersLater();
-  // A file taken anew: a pod's container that restarted may have been killed from outside.
-  void OnNewFile(const std::string& path);
 
   // Store.
   void ScheduleCommit(std::chrono::milliseconds delay);
@@ -96,9 +89,6 @@ class Daemon final : public detail::TailHost {
   void Stored(core::Incident& incident, store::RecordOutcome::Filed filed);
   void WriteHeartbeat(bool running);
   void HeartbeatLater();
-  void StoreUnreachable(const Status& st);
-  void ReconnectLater();
-  void Reconnect();
 
   // Events.
   void WaitForSignal();
@@ -114,20 +104,13 @@ class Daemon final : public detail::TailHost {
   Metrics metrics_;
   asio::io_context io_;
   std::unique_ptr<asio::signal_set> signals_;
-  std::unique_ptr<asio::steady_timer> tick_timer_, commit_timer_, heartbeat_timer_, retry_timer_,
-      reconnect_timer_;
+  std::unique_ptr<asio::steady_timer> tick_timer_, commit_timer_, heartbeat_timer_, retry_timer_;
   bool retry_armed_ = false;
-  // The store's server cannot be reached: nothing is written (what closes waits in pending_)
-  // until a reconnection, tried after reconnect_delay_, succeeds.
-  bool store_down_ = false;
-  bool reconnect_armed_ = false;
-  std::chrono::milliseconds reconnect_delay_ = kFirstReconnect;
-  std::unique_ptr<detail::DatabaseLock> lock_;
+  // Hands each incident stored to Stored; verification runs apart, afterwards. While its server
+  // cannot be reached, what closes waits in pending_.
+  std::unique_ptr<detail::StoreLink> store_;
   Status fatal_ = Status::Ok();
   std::unique_ptr<detail::InotifyWatcher> inotify_;
-  std::optional<store::Store> store_;
-  // Records, then hands each incident stored to Stored; verification runs apart, afterwards.
-  std::optional<store::IncidentSink> sink_;
   std::string db_path_;
 
   core::Config config_;
@@ -232,7 +215,6 @@ Status Daemon::Start() {
   commit_timer_ = std::make_unique<asio::steady_timer>(io_);
   heartbeat_timer_ = std::make_unique<asio::steady_timer>(io_);
   retry_timer_ = std::make_unique<asio::steady_timer>(io_);
-  reconnect_timer_ = std::make_unique<asio::steady_timer>(io_);
   if (!opts_.once) {
     auto watcher = detail::InotifyWatcher::Create(io_, [this](std::vector<FsChange>& changes) {
       if (stopping_) return;
@@ -247,7 +229,14 @@ Status Daemon::Start() {
   folders_ = std::make_unique<detail::Folders>(inotify_.get(), selector_, opts_.recursive, *tails_,
                                                log_, [this] { RetryFoldersLater(); });
   folders_->SetOwnFiles(OwnFiles());
-  folders_->SetOnNewFile([this](const std::string& path) { OnNewFile(path); });
+  // A pod's container that restarted may have been killed from outside.
+  folders_->SetOnNewFile([this](const std::string& path) {
+    auto found = detail::DeathsAtRestart(path, opts_.kernel_log_paths, tail_settings_.rules,
+                                         tail_settings_.analyzer.host, log_);
+    if (found.empty()) return;
+    for (auto& inc : found) pending_.incidents.push_back(std::move(inc));
+    ScheduleCommit(std::chrono::milliseconds(0));
+  });
   for (const auto& root : roots_)
     if (Status st = folders_->AddRoot(root); !st.ok()) return st;
   log_.Info("watch.start", {{"folders", std::to_string(roots_.size())},
@@ -273,7 +262,7 @@ std::vector<std::string> Daemon::OwnFiles() const {
   std::vector<std::string> own;
   if (!store::IsServerUrl(db_path_))
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) own.push_back(db_path_ + suffix);
-  own.push_back(lock_->path());
+  own.push_back(store_->lock_path());
   if (!config_.metrics_textfile.empty()) {
     own.push_back(config_.metrics_textfile);
     own.push_back(TemporaryFileOf(config_.metrics_textfile));
@@ -283,23 +272,18 @@ std::vector<std::string> Daemon::OwnFiles() const {
 
 // The lock, the store and the checkpoints saved in it.
 Status Daemon::StartStore() {
-  auto lock = detail::DatabaseLock::Acquire(db_path_);
-  if (!lock.ok()) return lock.status();
-  lock_ = std::move(lock).value();
-  // A server's URL may hold a password: messages name the store as it names itself.
-  const bool server = store::IsServerUrl(db_path_);
-  store::StoreOptions options;
-  options.answer_timeout_ms = kStoreAnswerMs;
-  auto db = store::Store::Open(db_path_, options);
-  if (!db.ok()) return server ? db.status() : db.status().Annotate(db_path_);
-  store_.emplace(std::move(db).value());
-  sink_.emplace(nullptr, &*store_, [this](core::Incident& inc, store::RecordOutcome::Filed filed) {
-    Stored(inc, filed);
-  });
-  if (Status st = lock_->NoteDatabase(); !st.ok()) return st;
-  auto saved = store_->ListCheckpoints();
-  if (!saved.ok()) return saved.status().Annotate(store_->path());
+  store_ = std::make_unique<detail::StoreLink>(io_, log_, metrics_, /*reconnect=*/!opts_.once);
+  auto saved = store_->Open(db_path_, kStoreAnswerMs,
+                            [this](core::Incident& inc, store::RecordOutcome::Filed filed) {
+                              Stored(inc, filed);
+                            });
+  if (!saved.ok()) return saved.status();
   saved_.Load(std::move(saved).value());
+  store_->OnReconnected([this] { return pending_.incidents.size(); },
+                        [this] {
+                          Commit();
+                          WriteHeartbeat(true);
+                        });
   return Status::Ok();
 }
 
@@ -435,7 +419,7 @@ void Daemon::ScheduleCommit(std::chrono::milliseconds delay) {
 }
 
 void Daemon::Commit() {
-  if (pending_.empty() || store_down_) return;
+  if (pending_.empty() || store_->down()) return;
   // An incident without a root cause cannot be filed (and would fail the whole batch).
   std::erase_if(pending_.incidents, [](const core::Incident& i) { return i.causes.empty(); });
   // The files of one job (a torchrun log folder, files named by rank) whose incidents close in
@@ -446,13 +430,9 @@ void Daemon::Commit() {
     core::FoldJobs(pending_.incidents, tails_->JobInputs(), *tail_settings_.rules);
   const std::vector<store::SourceCheckpoint> cps = pending_.CheckpointList();
   store::RecordOutcome outcome;
-  if (Status st = sink_->Put(pending_.incidents, &cps, &outcome); !st.ok()) {
-    log_.Error("store.write", st.message(),
-               {{"incidents", std::to_string(pending_.incidents.size())}});
+  if (Status st = store_->Put(pending_.incidents, cps, outcome); !st.ok()) {
     for (auto& inc : pending_.incidents) inc.id.reset();
-    if (st.kind() == Status::Kind::kUnavailable) {
-      StoreUnreachable(st);
-    } else if (!stopping_) {
+    if (st.kind() != Status::Kind::kUnavailable && !stopping_) {
       commit_armed_ = false;
       ScheduleCommit(std::chrono::milliseconds(1000));  // kept; tried again
     }
@@ -464,34 +444,6 @@ void Daemon::Commit() {
   for (const auto& [id, cp] : pending_.checkpoints)
     if (Tail* t = tails_->FindLive(id); t && !cp.forget) t->committed_offset = cp.offset;
   pending_.Clear();
-}
-
-// The kubelet started a container again (<N>.log after <N-1>.log): the node's kernel log is
-// asked whether the container's memory cgroup killed it (outside_deaths.h). The incident found
-// is written as the tails' are.
-void Daemon::OnNewFile(const std::string& path) {
-  auto restart = detail::ContainerRestartOf(path);
-  if (!restart) return;
-  verifiers::VerifyConfig vc;
-  if (!opts_.kernel_log_paths.empty()) vc.kernel_log_paths = opts_.kernel_log_paths;
-  const verifiers::KernelLog kernel = verifiers::ReadKernelLog(vc);
-  if (!kernel.ok) {
-    log_.Warn("container.restart", {{"path", path},
-                                    {"previous", restart->previous_log},
-                                    {"kernel_log", kernel.permission.empty() ? kernel.error : kernel.permission},
-                                    {"effect", "a kill from outside cannot be told"}});
-    return;
-  }
-  const auto lines = detail::MemcgKillLines(kernel.lines, restart->pod_uid);
-  log_.Info("container.restart", {{"path", path},
-                                  {"previous", restart->previous_log},
-                                  {"memcg_kill", lines.empty() ? "none" : "found"}});
-  if (lines.empty()) return;
-  auto found = detail::DeathIncidents(*restart, lines, kernel.source, tail_settings_.rules,
-                                      tail_settings_.analyzer.host);
-  if (found.empty()) return;
-  for (auto& inc : found) pending_.incidents.push_back(std::move(inc));
-  ScheduleCommit(std::chrono::milliseconds(0));
 }
 
 // An occurrence stored: counted and handed to the notifier (a same occurrence read again is
@@ -529,52 +481,7 @@ void Daemon::WriteHeartbeat(bool running) {
     state.verify_dropped = static_cast<int64_t>(verifier_->dropped());
     state.verify_failed = static_cast<int64_t>(verifier_->failed());
   }
-  if (store_down_) return;
-  if (Status st = store_->PutHeartbeat(detail::MakeHeartbeat(counters_, state)); !st.ok()) {
-    log_.Error("store.heartbeat", st.message());
-    if (st.kind() == Status::Kind::kUnavailable) StoreUnreachable(st);
-  }
-}
-
-// The store's server did not answer or is gone: /healthz says so, nothing is written, and
-// reconnections are tried, further and further apart, until one succeeds.
-void Daemon::StoreUnreachable(const Status& st) {
-  if (!store_down_) {
-    store_down_ = true;
-    metrics_.SetStoreUnreachable(st.message());
-  }
-  ReconnectLater();
-}
-
-void Daemon::ReconnectLater() {
-  if (opts_.once || stopping_ || reconnect_armed_) return;
-  reconnect_armed_ = true;
-  reconnect_timer_->expires_after(reconnect_delay_);
-  reconnect_timer_->async_wait([this](const boost::system::error_code& ec) {
-    reconnect_armed_ = false;
-    if (ec || stopping_) return;
-    Reconnect();
-  });
-}
-
-// One reconnection; once it succeeds, what waited is written at once.
-void Daemon::Reconnect() {
-  const std::string waiting = std::to_string(pending_.incidents.size());
-  if (Status st = store_->Reconnect(); !st.ok()) {
-    metrics_.SetStoreUnreachable(st.message());
-    reconnect_delay_ = std::min(2 * reconnect_delay_, kLastReconnect);
-    log_.Warn("store.reconnect", {{"error", st.message()},
-                                  {"waiting", waiting},
-                                  {"next_seconds", std::to_string(reconnect_delay_.count() / 1000)}});
-    ReconnectLater();
-    return;
-  }
-  store_down_ = false;
-  reconnect_delay_ = kFirstReconnect;
-  metrics_.ClearStoreUnreachable();
-  log_.Info("store.reconnected", {{"waiting", waiting}});
-  Commit();
-  WriteHeartbeat(true);
+  store_->PutHeartbeat(detail::MakeHeartbeat(counters_, state));
 }
 
 void Daemon::HeartbeatLater() {
@@ -582,7 +489,7 @@ void Daemon::HeartbeatLater() {
       std::chrono::milliseconds(static_cast<int64_t>(opts_.heartbeat_seconds * 1000)));
   heartbeat_timer_->async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
-    if (lock_->DatabaseReplaced()) {
+    if (store_->DatabaseReplaced()) {
       // Exits with an error rather than reopening: a new empty database would have no
       // checkpoints, and every file would be read again from its start into it.
       fatal_ = Status::Io(db_path_ +
@@ -669,7 +576,7 @@ void Daemon::Shutdown() {
     // The store could not be written: what is in files still there is read again at the next
     // start (their checkpoints did not move).
     log_.Warn("watch.unwritten", {{"incidents", std::to_string(pending_.incidents.size())},
-                                  {"store", store_down_ ? "unreachable" : "refused the write"}});
+                                  {"store", store_->down() ? "unreachable" : "refused the write"}});
   }
   stopping_ = true;
   StopLoop();
@@ -685,7 +592,7 @@ void Daemon::StopLoop() {
   commit_timer_->cancel();
   heartbeat_timer_->cancel();
   retry_timer_->cancel();
-  reconnect_timer_->cancel();
+  store_->Stop();
   if (verifier_) verifier_->Stop();
   io_.stop();
 }

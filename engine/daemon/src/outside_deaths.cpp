@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "triage/ingest/pipeline.h"
+#include "triage/verifiers/kernel_log.h"
 
 namespace triage::daemon::detail {
 
@@ -124,6 +125,30 @@ std::vector<core::Incident> DeathIncidents(const ContainerRestart& restart,
     inc.fingerprint.clear();  // the store's, from the service given here
   }
   return out;
+}
+
+std::vector<core::Incident> DeathsAtRestart(const std::string& path,
+                                            const std::vector<std::string>& kernel_log_paths,
+                                            std::shared_ptr<const core::RuleSet> rules,
+                                            const std::string& host, EventLog& log) {
+  auto restart = ContainerRestartOf(path);
+  if (!restart) return {};
+  verifiers::VerifyConfig vc;
+  if (!kernel_log_paths.empty()) vc.kernel_log_paths = kernel_log_paths;
+  const verifiers::KernelLog kernel = verifiers::ReadKernelLog(vc);
+  if (!kernel.ok) {
+    log.Warn("container.restart", {{"path", path},
+                                   {"previous", restart->previous_log},
+                                   {"kernel_log", kernel.permission.empty() ? kernel.error : kernel.permission},
+                                   {"effect", "a kill from outside cannot be told"}});
+    return {};
+  }
+  const auto lines = MemcgKillLines(kernel.lines, restart->pod_uid);
+  log.Info("container.restart", {{"path", path},
+                                 {"previous", restart->previous_log},
+                                 {"memcg_kill", lines.empty() ? "none" : "found"}});
+  if (lines.empty()) return {};
+  return DeathIncidents(*restart, lines, kernel.source, std::move(rules), host);
 }
 
 }  // namespace triage::daemon::detail

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "event_log.h"
 #include "triage/core/analyzer.h"
 #include "triage/core/incident.h"
 
@@ -42,5 +43,13 @@ std::vector<core::Incident> DeathIncidents(const ContainerRestart& restart,
                                            const std::string& kernel_source,
                                            std::shared_ptr<const core::RuleSet> rules,
                                            const std::string& host);
+
+// The incidents of a new file that is a container's restart (else none): the kill that the
+// node's kernel log (read from `kernel_log_paths`, else the usual places) shows in its pod's
+// memory cgroup. What was looked at, and a kernel log that cannot be read, is logged.
+std::vector<core::Incident> DeathsAtRestart(const std::string& path,
+                                            const std::vector<std::string>& kernel_log_paths,
+                                            std::shared_ptr<const core::RuleSet> rules,
+                                            const std::string& host, EventLog& log);
 
 }  // namespace triage::daemon::detail
