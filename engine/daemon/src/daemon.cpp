@@ -161,17 +161,7 @@ Status Daemon::LoadSettings(bool initial) {
   selector_ = std::make_unique<FileSelector>(
       !opts_.include.empty() ? opts_.include : config_.watch_include,
       !opts_.exclude.empty() ? opts_.exclude : config_.watch_exclude);
-  detail::TailSettings& ts = tail_settings_;
-  ts.rules = loaded.rules;
-  ts.find_lines = ts.rules->MakeLineFinder();
-  ts.analyzer.quiet_gap_seconds = config_.quiet_gap_seconds;
-  ts.analyzer.host = opts_.host;
-  ts.zone = config_.timezone;
-  ts.quiet_gap = std::max(0.05, opts_.quiet_gap_seconds ? *opts_.quiet_gap_seconds
-                                                        : config_.quiet_gap_seconds);
-  ts.settle = std::clamp(opts_.settle_seconds, 0.0, ts.quiet_gap);
-  ts.traceback_settle = std::clamp(opts_.traceback_settle_seconds, ts.settle, ts.quiet_gap);
-  ts.checkpoint_seconds = opts_.checkpoint_seconds;
+  tail_settings_ = detail::TailSettingsOf(loaded.rules, opts_, config_);
   verify_ = opts_.verify || config_.verify_enabled;
   if (initial) {
     db_path_ = opts_.db_path.empty() ? core::ResolveDbPath(std::nullopt, config_) : opts_.db_path;

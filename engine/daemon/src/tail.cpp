@@ -8,9 +8,26 @@
 #include <cerrno>
 
 #include "file_io.h"
+#include "triage/core/rules.h"
 #include "triage/daemon/settle.h"
 
 namespace triage::daemon::detail {
+
+TailSettings TailSettingsOf(std::shared_ptr<const core::RuleSet> rules,
+                            const WatchOptions& options, const core::Config& config) {
+  TailSettings ts;
+  ts.rules = std::move(rules);
+  ts.find_lines = ts.rules->MakeLineFinder();
+  ts.analyzer.quiet_gap_seconds = config.quiet_gap_seconds;
+  ts.analyzer.host = options.host;
+  ts.zone = config.timezone;
+  ts.quiet_gap = std::max(0.05, options.quiet_gap_seconds ? *options.quiet_gap_seconds
+                                                          : config.quiet_gap_seconds);
+  ts.settle = std::clamp(options.settle_seconds, 0.0, ts.quiet_gap);
+  ts.traceback_settle = std::clamp(options.traceback_settle_seconds, ts.settle, ts.quiet_gap);
+  ts.checkpoint_seconds = options.checkpoint_seconds;
+  return ts;
+}
 
 namespace {
 

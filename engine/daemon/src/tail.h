@@ -30,6 +30,8 @@
 #include "heartbeat.h"
 #include "stream_pipeline.h"
 #include "triage/core/analyzer.h"
+#include "triage/core/config.h"
+#include "triage/daemon/daemon.h"
 #include "triage/daemon/file_identity.h"
 #include "triage/daemon/metrics.h"
 #include "triage/daemon/settle.h"
@@ -53,6 +55,11 @@ struct TailSettings {
   double traceback_settle = 1;    // after a traceback (WatchOptions::traceback_settle_seconds)
   double checkpoint_seconds = 1;  // WatchOptions::checkpoint_seconds
 };
+
+// The settings of `rules` under the command line's `options` and the configuration's `config`
+// (the command line's quiet gap first; the settle times kept within it).
+TailSettings TailSettingsOf(std::shared_ptr<const core::RuleSet> rules,
+                            const WatchOptions& options, const core::Config& config);
 
 struct Tail {
   enum class Kind { kLive, kOrphan, kPendingCopy };
