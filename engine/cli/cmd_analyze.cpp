@@ -386,7 +386,8 @@ std::optional<FileResult> AnalyzeSplit(const std::string& path, uint32_t source_
     SplitPart& part = out[k];
     ingest::IngestOptions io = IngestOptionsOf(s);
     io.reference_time = int64_t(st.st_mtime);  // the year of a year-less time, as a whole read has it
-    PartAnalysis analysis(rules, AnalyzerOptionsOf(s), path, source_id, io);
+    PartAnalysis analysis(rules, AnalyzerOptionsOf(s), path, source_id, io, /*prefilter=*/true,
+                          /*finder=*/{}, /*starts_input=*/k == 0);
     RangeReader reader(fd);
     uint64_t pos = cut[k];
     while (pos < cut[k + 1]) {

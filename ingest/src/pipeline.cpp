@@ -73,7 +73,8 @@ struct EventStream::Impl {
     // one is: a CRI or syslog record's text is a part of its line, and the literals keep_line
     // looks for survive JSON's escapes (docs/rule-format.md). Not while a piece of a line is
     // held, nor for a line whose text is not in its raw bytes (MustPeel).
-    if (options.keep_line && wrapper.idle() && assembler.idle() && !Wanted(v.raw, known_keep) &&
+    if (options.keep_line && counters.lines > options.decode_first_lines && wrapper.idle() &&
+        assembler.idle() && !Wanted(v.raw, known_keep) &&
         !wrapper.MustPeel(v.raw) && !detail::Assembler::MayStartMultiLine(v.raw))
       return;
     for (const detail::WrappedRecord& r : wrapper.Peel(v)) Take(r.line, false, &r.fields);
@@ -116,7 +117,7 @@ struct EventStream::Impl {
     // While an event is open the line is decoded whatever the prefilter says: it is asked only
     // where the event does not take the line.
     const bool ask_later = options.keep_line && !assembler.idle();
-    if (options.keep_line && !ask_later) {
+    if (options.keep_line && !ask_later && counters.lines > options.decode_first_lines) {
       keep = Wanted(v.raw, known, rejected);
       if (!keep && !detail::Assembler::MayStartMultiLine(v.raw)) {
         return;  // counted, not decoded, no event
@@ -273,6 +274,17 @@ void EventStream::Impl::Frame(std::string_view bytes) {
   if (bytes.empty()) return;
   Impl& im = *this;
   if (im.wrapper.probing()) im.ProbeBytes(bytes);
+  // The first lines the ordinary way, one at a time (IngestOptions::decode_first_lines).
+  while (im.counters.lines < im.options.decode_first_lines && !bytes.empty()) {
+    const void* nl = std::memchr(bytes.data(), '\n', bytes.size());
+    const size_t len = nl ? size_t(static_cast<const char*>(nl) - bytes.data()) + 1 : bytes.size();
+    im.FeedLines(bytes.substr(0, len));
+    bytes.remove_prefix(len);
+  }
+  if (bytes.empty()) {
+    im.counters.events = im.assembler.events();
+    return;
+  }
   if (!im.options.find_lines || !im.options.keep_line) {
     im.FeedLines(bytes);
   } else {

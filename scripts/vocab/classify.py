@@ -350,7 +350,7 @@ RULES = [
                 r"(?:unknown|unsupported) (?:pre-?tokenizer|tokenizer|vocab(?:ulary)?) type|Unrecognized configuration class|"
                 r"(?:architecture|model) \{\*\} is not (?:yet )?supported (?:by|in) (?:vLLM|SGLang|this version|llama\.cpp|TGI|"
                 r"TensorRT-LLM|ollama|transformers)|"
-                r"Unsupported model IR version|\bopset .{0,30}(?:is )?not supported|unsupported (?:GGUF|gguf) (?:version|file)|"
+                r"(?:is|are) not supported for AutoModel\b|Unsupported model IR version|\bopset .{0,30}(?:is )?not supported|unsupported (?:GGUF|gguf) (?:version|file)|"
                 r"invalid ggml type|unknown (?:gguf|ggml) type|has model type .{0,40} but Transformers does not recognize",
           unless=r"\bGPU\b|\bCUDA\b|\bsm_|compute capability|\bCPU\b")),
     ("python.module_missing", "No module named", dict(words=r"No module named")),
@@ -406,7 +406,8 @@ RULES = [
           unless=r"no platforms|[Aa]vailable backends|[Pp]latforms present")),
     ("config.invalid", "a dtype the GPU lacks, chosen by the dtype setting",
      dict(words=r"(?:bfloat16|bf16|float8|fp8) is only supported on GPUs with compute capability of at least|"
-                r"explicitly setting the `?dtype`? flag|Your setup doesn't support (?:bf16|fp16)")),
+                r"explicitly setting the `?dtype`? flag|Your setup doesn't support (?:bf16|fp16)|"
+                r"compute type, but the target device or backend do not support efficient|\bInvalid compute type\b")),
     ("config.invalid", "a parallel size does not divide the model",
      dict(words=r"(?:must be|is not|should be) (?:evenly )?divisible by (?:the )?(?:tensor|pipeline|data|expert|context|sequence)"
                 r"[ _-](?:model[ _-])?parallel|"

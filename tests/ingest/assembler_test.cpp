@@ -562,6 +562,26 @@ TEST(Assembler, KeepLinePredicateSkipsUninterestingLines) {
   EXPECT_EQ(stream.counters().events, 2u);
 }
 
+// decode_first_lines: the lines up to that number are events whatever keep_line says, fed in
+// one buffer or in pieces; the lines after are skipped as before.
+TEST(Assembler, TheFirstLinesAreDecodedWhateverKeepLineSays) {
+  for (size_t piece : {size_t{1}, size_t{5}, size_t{1000}}) {
+    IngestOptions options;
+    options.keep_line = [](std::string_view raw) { return raw.find("keep") != std::string_view::npos; };
+    options.decode_first_lines = 2;
+    std::vector<Event> out;
+    EventStream stream(0, options, [&out](Event&& e) { out.push_back(std::move(e)); });
+    const std::string text = "noise 1\nnoise 2\nnoise 3\nkeep me\nnoise 4\n";
+    for (size_t at = 0; at < text.size(); at += piece) stream.Feed(std::string_view(text).substr(at, piece));
+    stream.Finish();
+    ASSERT_EQ(out.size(), 3u) << "pieces of " << piece;
+    EXPECT_EQ(out[0].Text(), "noise 1");
+    EXPECT_EQ(out[1].Text(), "noise 2");
+    EXPECT_EQ(out[2].Text(), "keep me");
+    EXPECT_EQ(stream.counters().lines, 5u);
+  }
+}
+
 TEST(ExceptionLine, RecognisesDottedAndBareTypes) {
   std::string_view type, text;
   EXPECT_TRUE(detail::ParseExceptionLine("torch.OutOfMemoryError: CUDA out of memory.", type, text));

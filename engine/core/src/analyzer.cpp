@@ -229,6 +229,9 @@ struct Analyzer::Impl {
   std::map<uint32_t, double> source_clock;        // the last clock (ParseClock) each source showed
   std::map<uint32_t, ingest::LogZone> source_zone;  // how each source's zone-less times were read
   std::map<uint32_t, uint64_t> last_benign_line;    // per source: the last line that showed work
+  // Per source, while it is no longer than a pasted fragment: the error-site rows its lines
+  // without a known level show, which no written signature found (FragmentSignals).
+  std::map<uint32_t, std::vector<Pending>> fragment_signals;
   // Per source: the last version each package showed (TakeVersions), at most kMaxPackages.
   std::map<uint32_t, std::map<std::string, PackageVersion>> source_versions;
   // Per source: the installed packages its tracebacks passed through (NotePackages).
@@ -537,7 +540,25 @@ struct Analyzer::Impl {
     } else {
       CompleteHits(e);
       AddSignals(e);
+      FragmentSignals(e);
     }
+  }
+
+  // A line of an input that may be a pasted fragment, in which no written signature found
+  // anything (no error word, no level): the error-site row its message is, if a table knows it.
+  // A user who pastes a program's error message alone has a failure (TAXONOMY.md); the row is
+  // kept aside, and becomes a signal only if the input ends within kFragmentLines (EndSource),
+  // so that such a line in a longer log changes nothing.
+  void FragmentSignals(const EventContext& e) {
+    const ingest::Event& ev = e.ev;
+    if (ev.last_line > kFragmentLines) {
+      if (!fragment_signals.empty()) fragment_signals.erase(ev.source);
+      return;
+    }
+    if (!e.hits.empty() || e.low_level || ev.kind != ingest::EventKind::kLine) return;
+    for (const SignatureHit& h : rules->MatchSites(ev))
+      fragment_signals[ev.source].push_back({RecordOf(e, h, false), ev.source, e.stream, e.t,
+                                             ev.time, ev.host ? *ev.host : std::string(), false});
   }
 
   // A window that keeps no more failures and no more hits: what another failure of it adds is
@@ -935,6 +956,11 @@ struct Analyzer::Impl {
   // process at work, become a failure, with the signals shortly before it. With `stream`, the
   // end of that stream's process at `last_line` (a restart follows it), its signals only.
   void EndSource(uint32_t source_id, uint64_t last_line, const std::string* stream = nullptr) {
+    if (auto f = fragment_signals.find(source_id); f != fragment_signals.end() && !stream) {
+      if (last_line <= kFragmentLines)
+        for (Pending& p : f->second) pending.push_back(std::move(p));
+      fragment_signals.erase(f);
+    }
     const Pending* tail = nullptr;
     for (const auto& p : pending)
       if (p.source_id == source_id && (!stream || p.stream == *stream) && !p.low_level &&

@@ -89,6 +89,7 @@ void RuleSet::UsePrefilter(ingest::IngestOptions& options, const Analyzer& analy
   };
   options.keep_weak = [&analyzer] { return analyzer.wants_benign(); };
   options.find_lines = std::move(find_lines);
+  options.decode_first_lines = kFragmentLines;
 }
 
 bool RuleSet::LineMayMatch(std::string_view raw_line, bool with_benign) const {
@@ -268,8 +269,10 @@ class EventMatcher {
   }
 
   // Appends the error-site row `text` shows best, as a hit of the signature its table and cause
-  // made (a whole match only).
-  void Sites(std::string_view text, const TextPlace& at, std::vector<SignatureHit>& out) const {
+  // made (a whole match only). With `most_of_text`, only a row whose constant text is at least
+  // half of `text`.
+  void Sites(std::string_view text, const TextPlace& at, std::vector<SignatureHit>& out,
+             bool most_of_text = false) const {
     detail::SiteMatcher::Match m;
     const detail::SiteMatcher* sites = c_.Sites();
     if (scope_ != MatchScope::kAll || !sites || !sites->Best(text, m)) return;
@@ -277,6 +280,11 @@ class EventMatcher {
     if (sig < 0 || !InScope(rules_.signatures()[size_t(sig)], at.place, at.last_exception)) return;
     const SiteTable& table = rules_.site_tables()[m.table];
     const SiteRow& row = table.rows[m.row];
+    if (most_of_text) {
+      const size_t first = text.find_first_not_of(" \t\"'`");
+      const size_t last = text.find_last_not_of(" \t\r\"'`");
+      if (first == std::string_view::npos || 2 * row.constant_bytes < last + 1 - first) return;
+    }
     SignatureHit hit = HitAt(sig, at);
     // The words of the line the site shows on: an exception's first line, not its whole chain.
     hit.matched = std::string(text.substr(0, std::min<size_t>(240, text.find('\n'))));
@@ -467,6 +475,20 @@ std::shared_ptr<const KnownBugBase> RuleSet::known_bugs() const {
     if (!known_bug_files_.empty()) known_bugs_ = KnownBugBase::Load(known_bug_files_, known_bug_faults_);
   });
   return known_bugs_;
+}
+
+std::vector<SignatureHit> RuleSet::MatchSites(const ingest::Event& event) const {
+  std::vector<SignatureHit> out;
+  if (!compiled_ || event.kind != ingest::EventKind::kLine) return out;
+  const std::string_view text = event.Text();
+  // A line that says it is a warning ("UserWarning: ...", "WARNING -> ...") is not an error,
+  // whatever words it shares with one.
+  for (std::string_view w : {"Warning", "WARNING", "WARN ", "warning:"})
+    if (text.find(w) != std::string_view::npos) return out;
+  EventMatcher m(*this, *compiled_, MatchScope::kAll, nullptr);
+  const uint64_t line = event.lines.empty() ? event.first_line : event.lines[0].number;
+  m.Sites(text, {Place::kLineEvent, false, line, 0, -1, false}, out, /*most_of_text=*/true);
+  return out;
 }
 
 std::vector<SignatureHit> RuleSet::MatchText(std::string_view text) const {

@@ -178,6 +178,34 @@ const Paste kPastes[] = {
      "'llama3'}\n", "engine.model_unsupported"},
     {"argparse, prog of words", "Accelerate CLI tool: error: unrecognized arguments: --deepspeed_multinode\n",
      "config.invalid"},
+    // An exception line in the other shapes pastes give it: the base class itself, a space before
+    // the colon, quoted, after a few words ending in a full-width colon, and the repr a program
+    // logs of an exception it caught
+    {"base Exception", "Exception: The nvidia driver version installed with this OS does not give good results\n",
+     "unclassified"},
+    {"space before the colon", "ValueError : the batch holds 3 columns where the collator expects 4\n",
+     "unclassified"},
+    {"quoted error line", "\"Error: Library cublas64_12.dll is not found or cannot be loaded\"\n",
+     "native.lib_not_found"},
+    {"words and a full-width colon first", "int4 \xe6\x8a\xa5\xe9\x94\x99\xef\xbc\x9aRuntimeError: self and mat2 must have the same dtype\n",
+     "unclassified"},
+    {"repr of a caught exception", "Generation failed: RuntimeError('Library cudart is not initialized')\n",
+     "native.lib_not_found"},
+    // zsh's report of a job it saw killed, after the progress bar the kill cut
+    {"zsh, killed job", "Loading checkpoint shards:  88%|######    | 7/8 [00:12<00:01,  1.84s/it][1]    14875 killed"
+     "     python main.py --low_vram\n", "host.oom_killed"},
+    // TensorFlow's stream executor, a cuDNN handle it could not set up (cuda_dnn.cc)
+    {"TensorFlow cuDNN handle", "2020-11-25 09:06:12.391615: E tensorflow/stream_executor/cuda/cuda_dnn.cc:328] "
+     "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n", "cuda.oom"},
+    // transformers' modeling_utils.py, a quantized model moved by the program, in an older wording
+    {"bitsandbytes model moved", "ValueError: `.to` is not supported for `4-bit` or `8-bit` bitsandbytes models. "
+     "Please use the model as it is, since the model has already been set to the correct devices and casted to the "
+     "correct `dtype`.\n", "config.invalid"},
+    // an error message alone, without a level or an error word: the tables know it (CTranslate2's
+    // src/types.cc, TGI's models/__init__.py)
+    {"CTranslate2 compute type, bare", "Requested float16 compute type, but the target device or backend do not "
+     "support efficient float16 computation.\n", "config.invalid"},
+    {"TGI AutoModel", "ValueError: sharded is not supported for AutoModel\n", "engine.model_unsupported"},
 };
 
 TEST(Pastes, EachFragmentIsClassifiedAsItsProgramsWordsSay) {
@@ -250,6 +278,25 @@ TEST(Pastes, TheContainerImagesDriverWarningAloneIsNoIncident) {
       "   Use the NVIDIA Container Toolkit to start this container with GPU support; see\n"
       "   https://docs.nvidia.com/datacenter/cloud-native/ .\n";
   EXPECT_TRUE(testing::AnalyzeWholeText(rules, text, "svc.log").empty());
+}
+
+// A program's error message alone is a failure in a paste (above), not where a longer log shows
+// it among lines of work without an error word; and a warning is not an error because its words
+// are those of an error site.
+TEST(Pastes, AnErrorMessageWithoutLevelCountsOnlyInAFragment) {
+  auto rules = testing::ShippedRules();
+  ASSERT_TRUE(rules);
+  const std::string message =
+      "Requested float16 compute type, but the target device or backend do not support efficient float16 "
+      "computation.\n";
+  EXPECT_FALSE(testing::AnalyzeWholeText(rules, message, "paste.log").empty());
+  std::string log;
+  for (int i = 0; i < 12; ++i) log += "loading shard " + std::to_string(i) + " of 12\n";
+  EXPECT_TRUE(testing::AnalyzeWholeText(rules, log + message, "svc.log").empty());
+  EXPECT_TRUE(testing::AnalyzeWholeText(rules, message + log, "svc.log").empty());
+  EXPECT_TRUE(testing::AnalyzeWholeText(rules, "UserWarning: FP16 is not supported on CPU; using FP32 instead\n",
+                                        "paste.log")
+                  .empty());
 }
 
 }  // namespace

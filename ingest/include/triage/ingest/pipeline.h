@@ -80,6 +80,9 @@ struct IngestOptions {
   // its first max_line_bytes, so that keep_line need not be asked about a line without one
   // (false promises no more than the above).
   FindLines find_lines;
+  // With keep_line: the lines up to this number are decoded and given as events whatever
+  // keep_line says (the engine reads an input of a few lines, a pasted fragment, whole).
+  uint64_t decode_first_lines = 0;
   // Seconds since the epoch that a year-less time ("Dec  1 16:16:57", glog's "E1201") takes its
   // year from until the source shows a full date: the file's modification time (IngestSource
   // takes the source's own when this is 0). 0: now. SOURCE_DATE_EPOCH, when set, wins over both.

@@ -61,6 +61,11 @@ std::vector<std::string> RuleFolders(const std::vector<std::string>& configured,
 // come (daemon/settle.h, EchoGuard) hold to the same bound.
 inline constexpr uint64_t kCascadeLines = 100;
 
+// The longest input read as a pasted fragment (six lines, and a blank line or two): its lines are
+// all decoded, whatever the prefilter says (RuleSet::UsePrefilter), and an error message that an
+// error-site table knows is a failure in it even without an error word or level.
+inline constexpr uint64_t kFragmentLines = 8;
+
 struct AnalyzerOptions {
   std::string service;             // empty: derived from the source name
   std::string host;                // empty: this machine's name unless lines carry one

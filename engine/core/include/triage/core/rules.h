@@ -258,6 +258,12 @@ class RuleSet {
   // matched again.
   std::vector<SignatureHit> Match(const ingest::Event& event, MatchScope scope = MatchScope::kAll,
                                   MatchMemo* memo = nullptr) const;
+  // The error-site row that the text of a line event shows, as Match() would give it on a line
+  // logged at ERROR, where the row's constant text is at least half of the line and the line
+  // does not say it is a warning (none for another kind of event): for a line whose level is
+  // not known to be an error, kept for when its input turns out to be a pasted fragment
+  // (Analyzer).
+  std::vector<SignatureHit> MatchSites(const ingest::Event& event) const;
   // Compiles every signature's regex now (they are otherwise compiled when first needed; loading
   // only parses them) and reports those that do not compile (`rules check`).
   std::vector<RuleDiagnostic> CompileAll() const;
