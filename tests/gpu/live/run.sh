@@ -28,7 +28,11 @@
 # symbol the loaded torch lacks, torch.compile's caches on a full mount, env:// without
 # MASTER_ADDR, a rendezvous whose second rank never comes, a C++ extension that does not compile,
 # JAX_PLATFORMS naming a platform jaxlib lacks, a model folder without its tokenizer, an NCCL
-# all_reduce of a CPU tensor, a memory fraction above 1. None given: every case. A case expected `none` passes when triage finds no
+# all_reduce of a CPU tensor, a memory fraction above 1; @set9 (2026-12-07) deterministic algorithms
+# without cuBLAS's workspace setting, a CUDA tensor handed to NumPy, a float16 layer given float32,
+# a second JAX process on a GPU the first holds, JAX falling back to the CPU (benign), a CuPy kernel
+# including a header that is not there, a Triton cache the service's user may not write, a GPU
+# checkpoint loaded where no GPU is visible. None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -134,6 +138,14 @@ cases=(
   "hf_tokenizer_missing model.load_failed - set8"
   "nccl_cpu_tensor config.invalid - set8"
   "mem_fraction_invalid config.invalid - set8"
+  "deterministic_cublas config.invalid - set9"
+  "numpy_from_cuda unclassified - set9"
+  "matmul_dtype_mismatch unclassified - set9"
+  "jax_two_processes_oom cuda.oom - set9"
+  "jax_cpu_fallback_ok none - set9"
+  "cupy_missing_header jit.build_failed - set9"
+  "triton_cache_denied host.permission - set9"
+  "torch_load_no_gpu cuda.no_device - set9"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -239,6 +251,23 @@ provoke() {  # case -> writes $out/$1.log
       head -c 2M /dev/zero >"$full/filler" 2>/dev/null
       timeout -k 5 "$limit" env TORCHINDUCTOR_CACHE_DIR="$full/inductor" TRITON_CACHE_DIR="$full/triton" \
         "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    jax_two_processes_oom)
+      # The first process holds its preallocation in the background until release_holder; the
+      # second asks for the CUDA backend only (no CPU to fall back to).
+      HOLD=1 "$PY" "$here/$c.py" 600 >"$out/.holder.log" 2>&1 &
+      echo $! >"$out/.holder"
+      for _ in $(seq 1 120); do grep -q '^holding' "$out/.holder.log" 2>/dev/null && break; sleep 0.5; done
+      JAX_PLATFORMS=cuda timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    jax_cpu_fallback_ok)
+      CUDA_VISIBLE_DEVICES= timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    triton_cache_denied)
+      # root's folder, closed to others; the program drops to nobody. Root only.
+      if [ "$(id -u)" != 0 ]; then echo "SKIP: the program must start as root to drop to nobody" >"$log"; return 0; fi
+      local cache=$out/root-triton-cache
+      rm -rf "$cache" && mkdir -p "$cache" && chmod 0700 "$cache"
+      TRITON_CACHE_DIR=$cache timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    torch_load_no_gpu)
+      CUDA_VISIBLE_DEVICES= SAVE_DEVICES=0 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     jax_bad_platform)
       JAX_PLATFORMS=rocm timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     alloc_conf_bad)
