@@ -402,7 +402,7 @@ RULES = [
                 r"\b(?:unknown|invalid|unsupported) (?:distributed |c10d |process group )?backend(?: type| name)?\b|"
                 r"Distributed package doesn't have \w+ built in|is not in the list of known (?:backends|platforms)|"
                 r"No backend type associated with device type|Invalid (?:fraction|ratio|percentage) value|"
-                r"\. Allowed range: ",
+                r"\. Allowed range: |\bwas requested but .{0,40}\b(?:built|build|compiled) without\b",
           unless=r"no platforms|[Aa]vailable backends|[Pp]latforms present")),
     ("config.invalid", "a dtype the GPU lacks, chosen by the dtype setting",
      dict(words=r"(?:bfloat16|bf16|float8|fp8) is only supported on GPUs with compute capability of at least|"

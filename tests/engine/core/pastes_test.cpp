@@ -206,6 +206,15 @@ const Paste kPastes[] = {
     {"CTranslate2 compute type, bare", "Requested float16 compute type, but the target device or backend do not "
      "support efficient float16 computation.\n", "config.invalid"},
     {"TGI AutoModel", "ValueError: sharded is not supported for AutoModel\n", "engine.model_unsupported"},
+    // PyTorch's report that CUDA did not initialize is a warning (torch/cuda/__init__.py), and
+    // the process has no GPU from then on
+    {"PyTorch CUDA initialization warning",
+     "/env/lib/python3.10/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: The NVIDIA "
+     "driver on your system is too old (found version 10010). Please update your GPU driver.\n"
+     "  return torch._C._cuda_getDeviceCount() > 0\nFalse\n", "cuda.driver_too_old"},
+    // c10d's TCPStore asked for libuv by a build without it (Windows wheels)
+    {"TCPStore without libuv", "RuntimeError: use_libuv was requested but PyTorch was build without libuv support\n",
+     "config.invalid"},
 };
 
 TEST(Pastes, EachFragmentIsClassifiedAsItsProgramsWordsSay) {
