@@ -59,13 +59,17 @@ struct RenderedForm {
   // to it ("): 79," of "NVRM: Xid ({*}): {code},"): shown by every match, and telling the row
   // from the table's other rows where the value alone is too short to look for.
   std::string word;
+  // The longest fixed text where bytes past ASCII do not end a piece: a form in another script
+  // ("找不到指定的模块。") has no other literal. Not found in a JSON line that escapes such bytes.
+  std::string anchor_any;
 };
 
-// A byte that ends a piece of fixed text: one a JSON envelope rewrites, a tab, or a blank
-// before another (a run of blanks matches any run).
-bool EndsPiece(std::string_view text, size_t i) {
+// A byte that ends a piece of fixed text: one a JSON envelope rewrites (with `ascii_only`, any
+// byte past ASCII too), a tab, or a blank before another (a run of blanks matches any run).
+bool EndsPiece(std::string_view text, size_t i, bool ascii_only = true) {
   const auto c = static_cast<unsigned char>(text[i]);
-  if (c == '\t' || c == '<' || c == '>' || c == '&' || c < 0x20 || c >= 0x7f) return true;
+  if (c == '\t' || c == '<' || c == '>' || c == '&' || c < 0x20 || c == 0x7f || (ascii_only && c > 0x7f))
+    return true;
   return c == ' ' && ((i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '\t')) ||
                       (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t')));
 }
@@ -73,12 +77,12 @@ bool EndsPiece(std::string_view text, size_t i) {
 // The longest piece of a form's fixed text that every match shows byte for byte: runs of two
 // or more blanks (any run of blanks matches them) and bytes a JSON envelope rewrites end a
 // piece, as they do a derived literal (docs/rule-format.md, "The prefilter").
-std::string LongestFixedPiece(std::string_view text) {
+std::string LongestFixedPiece(std::string_view text, bool ascii_only = true) {
   std::string_view best;
   for (size_t i = 0; i < text.size();) {
-    while (i < text.size() && EndsPiece(text, i)) ++i;
+    while (i < text.size() && EndsPiece(text, i, ascii_only)) ++i;
     const size_t from = i;
-    while (i < text.size() && !EndsPiece(text, i)) ++i;
+    while (i < text.size() && !EndsPiece(text, i, ascii_only)) ++i;
     std::string_view piece = text.substr(from, i - from);
     while (!piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
     while (!piece.empty() && piece.back() == ' ') piece.remove_suffix(1);
@@ -117,6 +121,8 @@ std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRo
     out.sample += literal;
     if (std::string piece = LongestFixedPiece(literal); piece.size() > out.anchor.size())
       out.anchor = std::move(piece);
+    if (std::string piece = LongestFixedPiece(literal, false); piece.size() > out.anchor_any.size())
+      out.anchor_any = std::move(piece);
     literal.clear();
   };
   for (size_t i = 0; i < form.size();) {
@@ -146,6 +152,8 @@ std::optional<RenderedForm> RenderForm(std::string_view form, const VocabularyRo
       out.sample += *value;
       if (std::string piece = LongestFixedPiece(*value); piece.size() > out.own.size())
         out.own = std::move(piece);
+      if (std::string piece = LongestFixedPiece(*value, false); piece.size() > out.anchor_any.size())
+        out.anchor_any = std::move(piece);
       // Every row's name starts with the table's common prefix ("cudaError", "NVML_ERROR_"):
       // fixed text of the form like any other.
       if (name == "name" && name_prefix.size() > out.anchor.size()) out.anchor = std::string(name_prefix);
@@ -393,6 +401,10 @@ std::optional<SignatureRule> RuleSetBuilder::RowSignature(const std::string& fil
       cover.push_back(r->own);  // in every match of the form, as the anchor would be
     } else {
       auto own = DeriveLiterals(r->regex, detail::LiteralScanner::kMinLiteral, !head.ignore_case);
+      // A form in another script has no ASCII literal: its own text is its literal, so that the
+      // row's other forms keep theirs (a row without a cover has no literal at all, and its
+      // English form's bare line would not be kept either).
+      if (own.empty() && r->anchor_any.size() >= kAnchorMin) own.push_back(r->anchor_any);
       if (own.empty()) cover_ok = false;
       cover.insert(cover.end(), own.begin(), own.end());
     }

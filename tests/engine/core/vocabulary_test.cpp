@@ -128,6 +128,28 @@ TEST(Vocabulary, ARowFollowedByWorkIsNoIncident) {
   EXPECT_TRUE(AnalyzeText(rules, text, "svc.log").empty());
 }
 
+// A form in another script has its own text for a literal, and the row's other forms keep
+// theirs: each form's line, at the end of a log whose other lines the prefilter passes over, is
+// a failure of the row.
+TEST(Vocabulary, AFormInAnotherScriptKeepsEveryFormsLineFound) {
+  auto loaded = LoadRules({testing::DataDir("vocab_script")});
+  ASSERT_TRUE(loaded.rules);
+  ASSERT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics.front().ToString();
+  const int sig = loaded.rules->FindSignature("vocab.loader.MOD_NOT_FOUND");
+  ASSERT_GE(sig, 0);
+  EXPECT_EQ(loaded.rules->signatures()[size_t(sig)].literals.size(), 2u);
+  std::string work;
+  for (int i = 0; i < 10; ++i) work += "starting worker " + std::to_string(i) + "\n";
+  for (const char* line : {"The specified module could not be found (error 126)\n",
+                           "\xe6\x89\xbe\xe4\xb8\x8d\xe5\x88\xb0\xe6\x8c\x87\xe5\xae\x9a\xe7\x9a\x84"
+                           "\xe6\xa8\xa1\xe5\x9d\x97\xe3\x80\x82\xe9\x94\x99\xe8\xaf\xaf" "126\n"}) {
+    const auto incidents = AnalyzeText(loaded.rules, work + line, "x.log");
+    ASSERT_FALSE(incidents.empty()) << line;
+    ASSERT_FALSE(incidents[0].causes.empty());
+    EXPECT_EQ(loaded.rules->TaxonomyIdOf(incidents[0].causes[0].cause), "native.lib_not_found") << line;
+  }
+}
+
 TEST(Vocabulary, RulesCheckReportsAFaultyRowWithItsLine) {
   auto loaded = LoadRules({testing::DataDir("vocab_bad")});
   std::set<int> lines;
