@@ -232,6 +232,12 @@ struct Analyzer::Impl {
   // Per source, while it is no longer than a pasted fragment: the error-site rows its lines
   // without a known level show, which no written signature found (FragmentSignals).
   std::map<uint32_t, std::vector<Pending>> fragment_signals;
+  // Per source: the last line logged at WARNING or lower, with its number (LoggedCaught).
+  struct LowLine {
+    uint64_t line = 0;
+    std::string text;
+  };
+  std::map<uint32_t, LowLine> last_low_line;
   // Per source: the last version each package showed (TakeVersions), at most kMaxPackages.
   std::map<uint32_t, std::map<std::string, PackageVersion>> source_versions;
   // Per source: the installed packages its tracebacks passed through (NotePackages).
@@ -512,6 +518,8 @@ struct Analyzer::Impl {
     MatchScope scope = MatchScope::kAll;  // whose hits `hits` are
     bool fatal = false, benign = false, restart = false, low_level = false;
     bool traceback_failure = false, uncaught = false;
+    // A traceback a logger printed under a warning of its own exception (LoggedCaught).
+    bool logged_caught = false;
     std::string fatal_pid;
     size_t final_k = 0;  // the line of the final exception
 
@@ -528,6 +536,10 @@ struct Analyzer::Impl {
     e.source = source_name;
     e.actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
     Clocks(e);
+    e.logged_caught = LoggedCaught(ev);
+    if (ev.kind == ingest::EventKind::kLine && LowLevel(ev)) {
+      last_low_line[ev.source] = {ev.last_line, std::string(ev.Text())};
+    }
     MatchHits(e, ScopeOf(e));
     for (const auto& h : e.version_hits) NoteVersions(h, e);
     if (ev.kind == ingest::EventKind::kTraceback) NotePackages(ev);
@@ -559,6 +571,20 @@ struct Analyzer::Impl {
     for (const SignatureHit& h : rules->MatchSites(ev))
       fragment_signals[ev.source].push_back({RecordOf(e, h, false), ev.source, e.stream, e.t,
                                              ev.time, ev.host ? *ev.host : std::string(), false});
+  }
+
+  // A traceback that a logger printed with a record at WARNING or lower, the line just before
+  // it, whose message holds the traceback's own exception ("batch 64 does not fit: CUDA out of
+  // memory. Tried to allocate ...", then the stack of logging's exc_info): the program caught the
+  // exception, logged it as a warning and went on. It is a warning too, whatever its exception.
+  bool LoggedCaught(const ingest::Event& ev) const {
+    if (ev.kind != ingest::EventKind::kTraceback || ev.exceptions.empty()) return false;
+    auto it = last_low_line.find(ev.source);
+    if (it == last_low_line.end() || it->second.line + 1 != ev.first_line) return false;
+    std::string_view message = ev.exceptions.back().message;
+    message = message.substr(0, std::min<size_t>(message.find('\n'), 60));
+    while (!message.empty() && message.back() == ' ') message.remove_suffix(1);
+    return message.size() >= 12 && it->second.text.find(message) != std::string::npos;
   }
 
   // A window that keeps no more failures and no more hits: what another failure of it adds is
@@ -706,17 +732,17 @@ struct Analyzer::Impl {
     e.fatal_pid.clear();
     for (const auto& h : e.hits) {
       const SignatureRule& s = sigs[size_t(h.signature)];
-      e.fatal |= s.fatal;
+      e.fatal |= s.fatal && !e.logged_caught;
       e.benign |= s.benign;
       e.restart |= s.restart;
-      if (s.fatal) {
+      if (s.fatal && !e.logged_caught) {
         if (auto p = h.captures.find("pid"); p != h.captures.end()) e.fatal_pid = p->second;
       }
     }
     // A traceback is a failure unless it was logged as a warning (or lower): an uncaught
     // exception ends its process. Whether it really did is settled by what follows: a benign
     // line in the same stream cancels it.
-    e.low_level = LowLevel(ev);
+    e.low_level = LowLevel(ev) || e.logged_caught;
     e.traceback_failure =
         ev.kind == ingest::EventKind::kTraceback && !e.low_level && !ev.lines.empty();
     // A traceback printed raw (no log level) by a process that tags its lines (a pid, a rank)

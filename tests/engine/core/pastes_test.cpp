@@ -308,5 +308,34 @@ TEST(Pastes, AnErrorMessageWithoutLevelCountsOnlyInAFragment) {
                   .empty());
 }
 
+// A traceback that logging printed with a warning of its own exception (exc_info) was caught: a
+// batch-size finder's OOM, logged, retried smaller, then training. The same traceback after a
+// warning about something else is a crash.
+TEST(Pastes, ATracebackLoggedUnderAWarningOfItsOwnExceptionIsCaught) {
+  auto rules = testing::ShippedRules();
+  ASSERT_TRUE(rules);
+  const std::string oom =
+      "CUDA out of memory. Tried to allocate 237.54 GiB. GPU 0 has a total capacity of 79.18 GiB of which 78.66 "
+      "GiB is free.";
+  const std::string traceback =
+      "Traceback (most recent call last):\n"
+      "  File \"/app/autobatch.py\", line 14, in <module>\n"
+      "    acts = torch.empty(batch * per_sample // 4, dtype=torch.float32, device=\"cuda\")\n"
+      "torch.OutOfMemoryError: " + oom + "\n";
+  const std::string after =
+      "2026-12-06 11:58:25,511 INFO autobatch: retrying with batch size 30404\n"
+      "2026-12-06 11:58:25,654 INFO autobatch: step 0 loss 1024.9971\n"
+      "2026-12-06 11:58:25,655 INFO autobatch: training finished\n";
+  const std::string caught =
+      "2026-12-06 11:58:25,510 WARNING autobatch: batch size 60809 does not fit: " + oom + "\n" + traceback + after;
+  EXPECT_TRUE(testing::AnalyzeWholeText(rules, caught, "train.log").empty());
+  const std::string crash =
+      "2026-12-06 11:58:25,510 WARNING autobatch: the dataset cache is stale, rebuilding it\n" + traceback;
+  const auto incidents = testing::AnalyzeWholeText(rules, crash, "train.log");
+  ASSERT_FALSE(incidents.empty());
+  ASSERT_FALSE(incidents[0].causes.empty());
+  EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes[0].cause), "cuda.oom");
+}
+
 }  // namespace
 }  // namespace triage::core
