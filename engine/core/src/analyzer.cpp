@@ -229,9 +229,15 @@ struct Analyzer::Impl {
   std::map<uint32_t, double> source_clock;        // the last clock (ParseClock) each source showed
   std::map<uint32_t, ingest::LogZone> source_zone;  // how each source's zone-less times were read
   std::map<uint32_t, uint64_t> last_benign_line;    // per source: the last line that showed work
-  // Per source, while it is no longer than a pasted fragment: the error-site rows its lines
-  // without a known level show, which no written signature found (FragmentSignals).
-  std::map<uint32_t, std::vector<Pending>> fragment_signals;
+  // Per source, while it is no longer than a pasted fragment: its lines without a known level in
+  // which no written signature found anything, with what a signal of theirs needs (FragmentLines).
+  struct FragmentLine {
+    ingest::Event ev;
+    uint64_t seq = 0;
+    std::string stream, source, actor;
+    std::optional<double> t, clock_bound;
+  };
+  std::map<uint32_t, std::vector<FragmentLine>> fragment_lines;
   // Per source: the last line logged at WARNING or lower, with its number (LoggedCaught).
   struct LowLine {
     uint64_t line = 0;
@@ -552,25 +558,41 @@ struct Analyzer::Impl {
     } else {
       CompleteHits(e);
       AddSignals(e);
-      FragmentSignals(e);
+      KeepFragmentLine(e);
     }
   }
 
   // A line of an input that may be a pasted fragment, in which no written signature found
-  // anything (no error word, no level): the error-site row its message is, if a table knows it.
-  // A user who pastes a program's error message alone has a failure (TAXONOMY.md); the row is
-  // kept aside, and becomes a signal only if the input ends within kFragmentLines (EndSource),
-  // so that such a line in a longer log changes nothing.
-  void FragmentSignals(const EventContext& e) {
+  // anything (no error word, no level): kept aside until the input ends. A user who pastes a
+  // program's error message alone has a failure (TAXONOMY.md): if the input ends within
+  // kFragmentLines, the error-site row such a line shows is a signal (FragmentSignals). In a
+  // longer input the lines are dropped and the tables are not asked (building their matcher
+  // costs a start-up).
+  void KeepFragmentLine(const EventContext& e) {
     const ingest::Event& ev = e.ev;
     if (ev.last_line > kFragmentLines) {
-      if (!fragment_signals.empty()) fragment_signals.erase(ev.source);
+      if (!fragment_lines.empty()) fragment_lines.erase(ev.source);
       return;
     }
     if (!e.hits.empty() || e.low_level || ev.kind != ingest::EventKind::kLine) return;
-    for (const SignatureHit& h : rules->MatchSites(ev))
-      fragment_signals[ev.source].push_back({RecordOf(e, h, false), ev.source, e.stream, e.t,
-                                             ev.time, ev.host ? *ev.host : std::string(), false});
+    fragment_lines[ev.source].push_back(
+        {ev, e.seq, e.stream, std::string(e.source), e.actor, e.t, e.clock_bound});
+  }
+
+  // The signals of the lines KeepFragmentLine kept of a source that ended as a fragment.
+  void FragmentSignals(std::vector<FragmentLine>& lines) {
+    for (FragmentLine& f : lines) {
+      EventContext e(f.ev);
+      e.seq = f.seq;
+      e.stream = f.stream;
+      e.source = f.source;
+      e.actor = f.actor;
+      e.t = f.t;
+      e.clock_bound = f.clock_bound;
+      for (const SignatureHit& h : rules->MatchSites(f.ev))
+        pending.push_back({RecordOf(e, h, false), f.ev.source, e.stream, e.t, f.ev.time,
+                           f.ev.host ? *f.ev.host : std::string(), false});
+    }
   }
 
   // A traceback that a logger printed with a record at WARNING or lower, the line just before
@@ -982,10 +1004,9 @@ struct Analyzer::Impl {
   // process at work, become a failure, with the signals shortly before it. With `stream`, the
   // end of that stream's process at `last_line` (a restart follows it), its signals only.
   void EndSource(uint32_t source_id, uint64_t last_line, const std::string* stream = nullptr) {
-    if (auto f = fragment_signals.find(source_id); f != fragment_signals.end() && !stream) {
-      if (last_line <= kFragmentLines)
-        for (Pending& p : f->second) pending.push_back(std::move(p));
-      fragment_signals.erase(f);
+    if (auto f = fragment_lines.find(source_id); f != fragment_lines.end() && !stream) {
+      if (last_line <= kFragmentLines) FragmentSignals(f->second);
+      fragment_lines.erase(f);
     }
     const Pending* tail = nullptr;
     for (const auto& p : pending)
