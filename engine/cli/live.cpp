@@ -138,13 +138,8 @@ class LiveStream {
     open_since_.reset();
     fatal_seen_ = false;
     bulk_streak_ = 0;
-    part_->SetFilter([this](const ingest::Event& ev) {
-      if (!select_.Keep(ev)) return false;
-      if (!fatal_seen_)
-        for (const auto& hit : rules_->Match(ev, core::MatchScope::kDecisive))
-          fatal_seen_ = fatal_seen_ || rules_->signatures()[size_t(hit.signature)].fatal;
-      return true;
-    });
+    part_->SetFilter([this](const ingest::Event& ev) { return select_.Keep(ev); });
+    part_->SetVerdicts([this](const core::Analyzer::EventVerdict& v) { fatal_seen_ |= v.fatal; });
   }
 
   void StartSplit() {
@@ -153,6 +148,7 @@ class LiveStream {
           settings_.threads, [this] { return rules_->MakeLineFinder(); },
           [this](const ingest::FindLines& finder, int64_t seen) { return NewPart(finder, seen); });
     part_->SetFilter(nullptr);  // read by a worker from here: nothing of this stream's
+    part_->SetVerdicts(nullptr);
     split_->Start(std::move(part_));
   }
 

@@ -27,6 +27,7 @@ PartAnalysis::PartAnalysis(std::shared_ptr<const core::RuleSet> rules,
       std::make_unique<ingest::EventStream>(source_id_, std::move(io), [this](ingest::Event&& ev) {
         if (keep_ && !keep_(ev)) return;
         analyzer_->Add(ev, name_);
+        if (verdicts_) verdicts_(analyzer_->last_event());
         for (auto& inc : analyzer_->TakeClosed()) closed_.push_back(std::move(inc));
       });
 }

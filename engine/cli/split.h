@@ -50,6 +50,11 @@ class PartAnalysis {
 
   // Each event, before the analyzer sees it; false drops it (a live stream's time selection).
   void SetFilter(std::function<bool(const ingest::Event&)> keep) { keep_ = std::move(keep); }
+  // Each event's verdict, after the analyzer read it (a live stream's settle time: a fatal hit
+  // seen). Nothing matches an event a second time for it.
+  void SetVerdicts(std::function<void(const core::Analyzer::EventVerdict&)> seen) {
+    verdicts_ = std::move(seen);
+  }
   // The incidents closed so far, taken.
   std::vector<core::Incident> TakeClosed();
   // The end of what it read: its last event handed over, the source ended there when `ended`
@@ -72,6 +77,7 @@ class PartAnalysis {
   std::unique_ptr<core::Analyzer> analyzer_;
   std::unique_ptr<ingest::EventStream> stream_;
   std::function<bool(const ingest::Event&)> keep_;
+  std::function<void(const core::Analyzer::EventVerdict&)> verdicts_;
   std::vector<core::Incident> closed_;
   uint64_t lines_in_range_ = 0;
   bool range_ended_ = false;
