@@ -240,7 +240,9 @@ FileResult AnalyzeOne(const std::string& path, uint32_t source_id,
     out.error = src.status().message();
     return out;
   }
-  core::Analyzer analyzer(rules, AnalyzerOptionsOf(s));
+  core::AnalyzerOptions options = AnalyzerOptionsOf(s);
+  options.starts_input = true;
+  core::Analyzer analyzer(rules, options);
   const std::string name = (*src)->name();
   ingest::IngestOptions io = IngestOptionsOf(s);
   TimeSelection select(s.since, s.until);

@@ -64,7 +64,9 @@ int Test(const std::shared_ptr<const core::RuleSet>& rules, const std::string& p
     PrintError(path, src.status().message());
     return kExitUsage;
   }
-  core::Analyzer analyzer(rules, {});
+  core::AnalyzerOptions analysis;
+  analysis.starts_input = true;  // the file read whole, as `analyze` reads it
+  core::Analyzer analyzer(rules, analysis);
   ingest::IngestOptions options;
   rules->UsePrefilter(options, analyzer, rules->MakeLineFinder());
   ingest::IngestCounters counters;

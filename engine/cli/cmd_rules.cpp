@@ -188,7 +188,9 @@ Result<RuleTest> RunRuleTest(const std::shared_ptr<const core::RuleSet>& rules, 
   RuleTest out;
   out.source = (*src)->name();
   std::set<int> hit_signatures;
-  core::Analyzer analyzer(rules, {});
+  core::AnalyzerOptions options;
+  options.starts_input = true;  // the file read whole, as `analyze` reads it
+  core::Analyzer analyzer(rules, options);
   // Every line is decoded here (no prefilter), so that a rule is tested on what it sees.
   ingest::IngestCounters counters;
   Status st = ingest::IngestSource(**src, 0, {}, [&](ingest::Event&& ev) {

@@ -121,14 +121,15 @@ class LiveStream {
   }
 
  private:
-  std::unique_ptr<PartAnalysis> NewPart(const ingest::FindLines& finder = {},
-                                        int64_t seen_time = 0) const {
+  // A part of a split run (`starts_input` false) starts inside the stream.
+  std::unique_ptr<PartAnalysis> NewPart(const ingest::FindLines& finder = {}, int64_t seen_time = 0,
+                                        bool starts_input = true) const {
     ingest::IngestOptions io;
     io.zone = settings_.zone;
     io.seen_time = seen_time;
     if (auto job = ingest::JobPathOf(name_)) io.source_process = job->process;
     return std::make_unique<PartAnalysis>(rules_, options_, name_, 0, std::move(io),
-                                          !select_.active(), finder);
+                                          !select_.active(), finder, starts_input);
   }
 
   // `part` read live from here (the stream's first part, or the one a split run left reading).
@@ -146,7 +147,7 @@ class LiveStream {
     if (!split_)
       split_ = std::make_unique<PipeSplit>(
           settings_.threads, [this] { return rules_->MakeLineFinder(); },
-          [this](const ingest::FindLines& finder, int64_t seen) { return NewPart(finder, seen); });
+          [this](const ingest::FindLines& finder, int64_t seen) { return NewPart(finder, seen, false); });
     part_->SetFilter(nullptr);  // read by a worker from here: nothing of this stream's
     part_->SetVerdicts(nullptr);
     split_->Start(std::move(part_));

@@ -8,12 +8,21 @@
 
 namespace triage::cli {
 
+namespace {
+
+core::AnalyzerOptions StartingInput(core::AnalyzerOptions options, bool starts_input) {
+  options.starts_input = starts_input;
+  return options;
+}
+
+}  // namespace
+
 PartAnalysis::PartAnalysis(std::shared_ptr<const core::RuleSet> rules,
                            core::AnalyzerOptions options, std::string name, uint32_t source_id,
                            ingest::IngestOptions io, bool prefilter, ingest::FindLines finder,
                            bool starts_input)
     : rules_(std::move(rules)),
-      options_(std::move(options)),
+      options_(StartingInput(std::move(options), starts_input)),
       name_(std::move(name)),
       source_id_(source_id),
       analyzer_(std::make_unique<core::Analyzer>(rules_, options_)) {
@@ -21,7 +30,6 @@ PartAnalysis::PartAnalysis(std::shared_ptr<const core::RuleSet> rules,
     rules_->UsePrefilter(io, *analyzer_, finder ? std::move(finder) : rules_->MakeLineFinder());
     // The prefilter asks the analyzer in force, not the first one (NewAnalyzer).
     io.keep_weak = [this] { return analyzer_->wants_benign(); };
-    if (!starts_input) io.decode_first_lines = 0;
   }
   stream_ =
       std::make_unique<ingest::EventStream>(source_id_, std::move(io), [this](ingest::Event&& ev) {

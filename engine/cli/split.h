@@ -32,8 +32,8 @@ class PartAnalysis {
  public:
   // `io`: the reading options; with `prefilter`, the rules' literal prefilter is set on them,
   // asking the analyzer in force, with `finder` (one per thread; RuleSet::MakeLineFinder()'s when
-  // empty). A part that does not start its input (`starts_input` false) does not read its first
-  // lines whole as an input's are (IngestOptions::decode_first_lines).
+  // empty). A part that does not start its input (`starts_input` false) is not read as a pasted
+  // fragment where it is short (core::AnalyzerOptions::starts_input).
   PartAnalysis(std::shared_ptr<const core::RuleSet> rules, core::AnalyzerOptions options,
                std::string name, uint32_t source_id, ingest::IngestOptions io,
                bool prefilter = true, ingest::FindLines finder = {}, bool starts_input = true);

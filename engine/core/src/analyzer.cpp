@@ -238,12 +238,12 @@ struct Analyzer::Impl {
     std::optional<double> t, clock_bound;
   };
   std::map<uint32_t, std::vector<FragmentLine>> fragment_lines;
-  // Per source: the last line logged at WARNING or lower, with its number (LoggedCaught).
+  // Per stream: the last line logged at WARNING or lower, with its number (LoggedCaught).
   struct LowLine {
     uint64_t line = 0;
     std::string text;
   };
-  std::map<uint32_t, LowLine> last_low_line;
+  std::map<std::string, LowLine> last_low_line;
   // Per source: the last version each package showed (TakeVersions), at most kMaxPackages.
   std::map<uint32_t, std::map<std::string, PackageVersion>> source_versions;
   // Per source: the installed packages its tracebacks passed through (NotePackages).
@@ -542,9 +542,12 @@ struct Analyzer::Impl {
     e.source = source_name;
     e.actor = ev.process ? ActorOfProcess(*ev.process) : std::string();
     Clocks(e);
-    e.logged_caught = LoggedCaught(ev);
+    e.logged_caught = LoggedCaught(ev, e.stream);
     if (ev.kind == ingest::EventKind::kLine && LowLevel(ev)) {
-      last_low_line[ev.source] = {ev.last_line, std::string(ev.Text())};
+      if (last_low_line.size() >= 4096 && !last_low_line.count(e.stream)) last_low_line.clear();
+      LowLine& low = last_low_line[e.stream];
+      low.line = ev.last_line;
+      low.text.assign(ev.Text());
     }
     MatchHits(e, ScopeOf(e));
     for (const auto& h : e.version_hits) NoteVersions(h, e);
@@ -570,6 +573,7 @@ struct Analyzer::Impl {
   // costs a start-up).
   void KeepFragmentLine(const EventContext& e) {
     const ingest::Event& ev = e.ev;
+    if (!options.starts_input) return;
     if (ev.last_line > kFragmentLines) {
       if (!fragment_lines.empty()) fragment_lines.erase(ev.source);
       return;
@@ -581,6 +585,7 @@ struct Analyzer::Impl {
 
   // The signals of the lines KeepFragmentLine kept of a source that ended as a fragment.
   void FragmentSignals(std::vector<FragmentLine>& lines) {
+    std::vector<Pending> signals;
     for (FragmentLine& f : lines) {
       EventContext e(f.ev);
       e.seq = f.seq;
@@ -590,18 +595,22 @@ struct Analyzer::Impl {
       e.t = f.t;
       e.clock_bound = f.clock_bound;
       for (const SignatureHit& h : rules->MatchSites(f.ev))
-        pending.push_back({RecordOf(e, h, false), f.ev.source, e.stream, e.t, f.ev.time,
+        signals.push_back({RecordOf(e, h, false), f.ev.source, e.stream, e.t, f.ev.time,
                            f.ev.host ? *f.ev.host : std::string(), false});
     }
+    // The input's first lines: older than any signal pending (ExpireTimed takes the front first).
+    pending.insert(pending.begin(), std::make_move_iterator(signals.begin()),
+                   std::make_move_iterator(signals.end()));
   }
 
   // A traceback that a logger printed with a record at WARNING or lower, the line just before
   // it, whose message holds the traceback's own exception ("batch 64 does not fit: CUDA out of
   // memory. Tried to allocate ...", then the stack of logging's exc_info): the program caught the
   // exception, logged it as a warning and went on. It is a warning too, whatever its exception.
-  bool LoggedCaught(const ingest::Event& ev) const {
+  bool LoggedCaught(const ingest::Event& ev, const std::string& stream) const {
     if (ev.kind != ingest::EventKind::kTraceback || ev.exceptions.empty()) return false;
-    auto it = last_low_line.find(ev.source);
+    if (ev.level && !LowLevel(ev)) return false;  // its own record is an error
+    auto it = last_low_line.find(stream);
     if (it == last_low_line.end() || it->second.line + 1 != ev.first_line) return false;
     std::string_view message = ev.exceptions.back().message;
     message = message.substr(0, std::min<size_t>(message.find('\n'), 60));
@@ -1178,6 +1187,8 @@ bool Analyzer::holds_for_lines_after(uint64_t read, uint64_t cut) const {
            return p.rec.hit.line < cut && p.rec.hit.line + Impl::kSignalLines > read;
          });
 }
+
+bool Analyzer::starts_input() const { return impl_->options.starts_input; }
 
 bool Analyzer::wants_benign() const {
   for (const auto& w : impl_->windows)

@@ -89,7 +89,7 @@ void RuleSet::UsePrefilter(ingest::IngestOptions& options, const Analyzer& analy
   };
   options.keep_weak = [&analyzer] { return analyzer.wants_benign(); };
   options.find_lines = std::move(find_lines);
-  options.decode_first_lines = kFragmentLines;
+  options.decode_first_lines = analyzer.starts_input() ? kFragmentLines : 0;
 }
 
 bool RuleSet::LineMayMatch(std::string_view raw_line, bool with_benign) const {

@@ -83,7 +83,7 @@ class StoreLink {
   bool down_ = false;
   bool armed_ = false;
   bool stopped_ = false;
-  std::chrono::milliseconds delay_;
+  std::chrono::milliseconds delay_{0};  // set by Open
   std::function<size_t()> waiting_;
 };
 

@@ -4,12 +4,23 @@
 
 namespace triage::daemon::detail {
 
+namespace {
+
+// A pipeline that reads its file from the first line starts the input (an epoch after a
+// checkpoint does not: its few lines are no pasted fragment).
+core::AnalyzerOptions StartingAt(core::AnalyzerOptions options, uint64_t lines_before) {
+  options.starts_input = lines_before == 0;
+  return options;
+}
+
+}  // namespace
+
 StreamPipeline::StreamPipeline(std::shared_ptr<const core::RuleSet> rules,
                                core::AnalyzerOptions options, uint64_t lines_before,
                                ingest::FindLines find_lines, std::optional<int32_t> zone)
     : rules_(std::move(rules)),
       lines_before_(lines_before),
-      analyzer_(std::make_unique<core::Analyzer>(rules_, std::move(options))) {
+      analyzer_(std::make_unique<core::Analyzer>(rules_, StartingAt(std::move(options), lines_before))) {
   ingest::IngestOptions ingest_options;
   ingest_options.zone = zone;
   // The same prefilter `analyze` uses: lines no signature can match are framed, not decoded.

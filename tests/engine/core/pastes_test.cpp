@@ -300,6 +300,18 @@ TEST(Pastes, AnErrorMessageWithoutLevelCountsOnlyInAFragment) {
   EXPECT_TRUE(Analyze(log + message).empty());
   EXPECT_TRUE(Analyze(message + log).empty());
   EXPECT_TRUE(Analyze("UserWarning: FP16 is not supported on CPU; using FP32 instead\n").empty());
+  // An analyzer that reads a stretch from inside its input (a followed file after its checkpoint,
+  // a part of a split input) does not take a short stretch for a paste.
+  auto rules = testing::ShippedRules();
+  ASSERT_TRUE(rules);
+  Analyzer inside(rules, {});
+  ingest::IngestOptions io;
+  rules->UsePrefilter(io, inside, rules->MakeLineFinder());
+  ingest::EventStream stream(0, io, [&](ingest::Event&& ev) { inside.Add(ev, "svc.log"); });
+  stream.Feed(message);
+  stream.Finish();
+  inside.EndSource(0, stream.counters().lines);
+  EXPECT_TRUE(inside.Finish().empty());
 }
 
 // A traceback that logging printed with a warning of its own exception (exc_info) was caught: a

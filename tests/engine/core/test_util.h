@@ -33,7 +33,9 @@ inline std::shared_ptr<const RuleSet> ShippedRules() {
 // `triage analyze` reads a file: framer, decoder, assembler, prefilter, analyzer.
 inline std::vector<Incident> AnalyzeWholeText(const std::shared_ptr<const RuleSet>& rules,
                                               const std::string& text, const std::string& name) {
-  Analyzer analyzer(rules, {});
+  AnalyzerOptions options;
+  options.starts_input = true;
+  Analyzer analyzer(rules, options);
   ingest::IngestOptions io;
   rules->UsePrefilter(io, analyzer, rules->MakeLineFinder());
   ingest::EventStream stream(0, io, [&](ingest::Event&& ev) { analyzer.Add(ev, name); });

@@ -70,6 +70,10 @@ struct AnalyzerOptions {
   std::string service;             // empty: derived from the source name
   std::string host;                // empty: this machine's name unless lines carry one
   double quiet_gap_seconds = 300;  // a gap this long between timed lines splits incidents
+  // The analyzer's line 1 is its input's first line (not a part of a split input, nor a stretch
+  // of a followed file after its checkpoint): an input that ends within kFragmentLines is then a
+  // pasted fragment, read whole (RuleSet::UsePrefilter) and its bare error-site lines failures.
+  bool starts_input = false;
 };
 
 class Analyzer {
@@ -98,6 +102,8 @@ class Analyzer {
   // Only then do lines that can match nothing but benign signatures matter (the prefilter
   // RuleSet::UsePrefilter sets asks this as IngestOptions::keep_weak).
   bool wants_benign() const;
+  // AnalyzerOptions::starts_input.
+  bool starts_input() const;
   // What the last event given to Add was: a failure (an uncaught traceback or a fatal line, as
   // the analyzer itself decides) and whether a fatal signature matched it. A reader that waits
   // for a quiet stream after a failure asks this instead of matching the event again.
