@@ -28,8 +28,7 @@
 # symbol the loaded torch lacks, torch.compile's caches on a full mount, env:// without
 # MASTER_ADDR, a rendezvous whose second rank never comes, a C++ extension that does not compile,
 # JAX_PLATFORMS naming a platform jaxlib lacks, a model folder without its tokenizer, an NCCL
-# all_reduce of a CPU tensor, a memory fraction above 1; @set9 (2026-12-07) deterministic algorithms
-# without cuBLAS's workspace setting, a CUDA tensor handed to NumPy, a float16 layer given float32,
+# all_reduce of a CPU tensor, a memory fraction above 1; @set9 (2026-12-07) a CUDA tensor handed to NumPy, a float16 layer given float32,
 # a second JAX process on a GPU the first holds, JAX falling back to the CPU (benign), a CuPy kernel
 # including a header that is not there, a Triton cache the service's user may not write, a GPU
 # checkpoint loaded where no GPU is visible. None given: every case. A case expected `none` passes when triage finds no
@@ -138,7 +137,6 @@ cases=(
   "hf_tokenizer_missing model.load_failed - set8"
   "nccl_cpu_tensor config.invalid - set8"
   "mem_fraction_invalid config.invalid - set8"
-  "deterministic_cublas config.invalid - set9"
   "numpy_from_cuda unclassified - set9"
   "matmul_dtype_mismatch unclassified - set9"
   "jax_two_processes_oom cuda.oom - set9"
