@@ -274,10 +274,14 @@ void EventStream::Impl::Frame(std::string_view bytes) {
   if (bytes.empty()) return;
   Impl& im = *this;
   if (im.wrapper.probing()) im.ProbeBytes(bytes);
-  // The first lines the ordinary way, one at a time (IngestOptions::decode_first_lines).
-  while (im.counters.lines < im.options.decode_first_lines && !bytes.empty()) {
-    const void* nl = std::memchr(bytes.data(), '\n', bytes.size());
-    const size_t len = nl ? size_t(static_cast<const char*>(nl) - bytes.data()) + 1 : bytes.size();
+  // The first lines the ordinary way (IngestOptions::decode_first_lines), in one call up to the
+  // end of the last of them.
+  if (im.counters.lines < im.options.decode_first_lines) {
+    size_t len = 0;
+    for (uint64_t n = im.counters.lines; n < im.options.decode_first_lines && len < bytes.size(); ++n) {
+      const void* nl = std::memchr(bytes.data() + len, '\n', bytes.size() - len);
+      len = nl ? size_t(static_cast<const char*>(nl) - bytes.data()) + 1 : bytes.size();
+    }
     im.FeedLines(bytes.substr(0, len));
     bytes.remove_prefix(len);
   }
