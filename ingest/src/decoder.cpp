@@ -166,6 +166,7 @@ Level LevelLetter(char c) {
     case 'F':
       return kCritical;
     case 'D':
+    case 'V':  // PyTorch's own log lines ("V1207 ...]") write DEBUG as V, glog's verbose level
       return kDebug;
     default:
       return nullptr;

@@ -531,6 +531,14 @@ RULES = [
      dict(words=(REFUSAL, OPTION_WORDS), path=CLI_PATHS, not_path=NOT_SERVICE_CONFIG, unless=NOT_A_REFUSAL)),
     ("config.invalid", "refusal that names a setting",
      dict(words=REFUSAL, key=True, unless=NOT_A_REFUSAL + r"|\btensor\b|\bshape\b|\bdtype\b")),
+    ("config.invalid", "an option's value refused with the values it may take",
+     dict(words=(r"(?:should|must|has to) be one of\b|\bexpected one of\b|\bnot one of\b|"
+                 r"\b(?:valid|supported|available|allowed|possible|accepted) (?:options|values|choices|modes)"
+                 r"(?: are| is|:)|\bchoose (?:one )?from\b",
+                 r"\b(?:options?|modes?|values?|backends?|choices?|settings?|arguments?|parameters?|flags?|"
+                 r"strateg(?:y|ies)|polic(?:y|ies)|methods?|formats?|levels?)\b"),
+          unless=NOT_A_REFUSAL + r"|\btensors?\b|\bshapes?\b|\bdtypes?\b|\bdims?\b|\bdevices?\b|\bindex\b|"
+                 r"\blayouts?\b|\btypes?\b|\brange\b|combination of arguments|\bstatic_arg")),
     ("config.invalid", "an engine refuses a combination of options",
      dict(words=r"(?:is|are) not supported (?:with|together with|in combination with|when)\b|"
                 r"cannot be (?:used|combined|enabled|set) (?:together )?with|(?:is|are) mutually exclusive|"

@@ -92,6 +92,15 @@ TEST(Decoder, GlogErrorLetter) {
   EXPECT_EQ(d.line.message, "bind failed");
 }
 
+// PyTorch's own log lines write DEBUG as V (TORCH_LOGS artifacts such as graph breaks, with the
+// user code's stack after them): a debug record, not a line without a level.
+TEST(Decoder, TorchLogsVerboseLetterIsDebug) {
+  auto d = DecodeOne("V1207 09:20:35.600000 835 torch/_dynamo/symbolic_convert.py:5127] [0/0] [__graph_breaks] User code traceback:");
+  EXPECT_EQ(d.line.level.value_or(""), "DEBUG");
+  EXPECT_EQ(d.line.time.value_or(""), "--12-07T09:20:35.600000");
+  EXPECT_EQ(d.line.message, "[0/0] [__graph_breaks] User code traceback:");
+}
+
 TEST(Decoder, C10WarningWithThreeDigitDate) {
   auto d = DecodeOne("[W601 12:00:00.123 Utils.hpp:134] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated");
   EXPECT_EQ(d.line.level.value_or(""), "WARNING");

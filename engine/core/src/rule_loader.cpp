@@ -342,12 +342,16 @@ void RuleSetBuilder::LoadFile(const std::string& path) {
         AddCause(std::move(c), refs);
       } else if (key == "taxonomy") {
         std::string id;
-        bool ok = CheckKeys(path, *t, "taxonomy", {"id", "title", "description"});
+        bool ok = CheckKeys(path, *t, "taxonomy", {"id", "title", "description", "follows_errors"});
         ok &= GetString(path, *t, "id", id, true, tl);
         std::string title;
         ok &= GetString(path, *t, "title", title, false, tl);
-        if (ok && std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), id) == rs.taxonomy_.end())
+        bool follows = false;
+        ok &= GetBool(path, *t, "follows_errors", follows);
+        if (ok && std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), id) == rs.taxonomy_.end()) {
           rs.taxonomy_.push_back(id);
+          if (follows) rs.follows_errors_.push_back(id);
+        }
       } else if (key == "arch") {
         ArchEntry a;
         a.file = path;
@@ -443,6 +447,7 @@ void RuleSetBuilder::LoadFolder(const std::string& folder) {
 
 std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
   AddSiteTables();
+  InheritExplains();
   std::vector<bool> drop(set_->causes_.size(), false);
   CheckReferences(drop);
   FindExplainsCycles(drop);
@@ -453,6 +458,22 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
   c->owner = set_.get();
   set_->compiled_ = std::move(c);
   return set_;
+}
+
+// An error that a table row names (a cuDNN status, a CUDA runtime error, a program's own message)
+// and the abort or crash that follows it are one failure: a vocabulary's or error-site table's
+// cause of a taxonomy id (one that defers to a written cause) explains the ids the taxonomy marks
+// `follows_errors`, other than its own. What else it explains is left to the written causes.
+void RuleSetBuilder::InheritExplains() {
+  RuleSet& rs = *set_;
+  for (CauseRule& c : rs.causes_) {
+    if (c.defers_to.empty()) continue;
+    const std::string own = rs.TaxonomyIdOf(c.id);
+    for (const std::string& id : rs.follows_errors_)
+      if (id != own && std::find(c.explains.begin(), c.explains.end(), id) == c.explains.end() &&
+          rs.FindCause(id) >= 0)
+        c.explains.push_back(id);
+  }
 }
 
 // References: every id a cause names must exist. A cause with a dangling reference is reported

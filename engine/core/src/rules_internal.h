@@ -177,6 +177,8 @@ class RuleSetBuilder {
   void AddCause(CauseRule c, CauseRefs refs);
 
   // Finish's steps.
+  // A vocabulary's or an error-site table's cause explains the taxonomy's `follows_errors` ids.
+  void InheritExplains();
   void CheckReferences(std::vector<bool>& drop);
   void FindExplainsCycles(std::vector<bool>& drop);
   void DropCauses(const std::vector<bool>& drop);

@@ -129,6 +129,17 @@ CASES = [
     ("flashinfer", row("flashinfer/utils.py:1510", "raise ValueError",
                        "FLASHINFER_CONFIDENTIAL_COMPUTE must be '0' or '1', got {*}", exc="ValueError"),
      "config.invalid"),
+    ("pytorch", row("torch/_inductor/__init__.py:375", "raise RuntimeError",
+                    "Unrecognized mode={*}, should be one of: {*}", exc="RuntimeError"), "config.invalid"),
+    ("ray", row("python/ray/tune/tune.py:609", "raise ValueError",
+                "The `mode` parameter passed to `{*}` must be one of ['min', 'max']", exc="ValueError"),
+     "config.invalid"),
+    # a call's signature or a tensor's layout refused with its choices: the calling code's fault
+    ("pytorch", row("torch/storage.py:810", "raise RuntimeError",
+                    "TypedStorage.__init__ received an invalid combination of arguments. Expected one of: {*}",
+                    exc="RuntimeError"), "unclassified"),
+    ("xla", row("xla/service/gpu/stream_executor_util.cc:244", "return Internal",
+                "Invalid input layout {*} for conv with dnums {*}; expected one of ({*}, {*}, {*})"), "unclassified"),
     ("triton", row("python/triton/runtime/jit.py:500", "raise OutOfResources",
                    "out of resource: shared memory, Required: {*}, Hardware limit: {*}. Reducing block sizes or "
                    "`num_stages` may help.", exc="OutOfResources"), "lib.arch_unsupported"),

@@ -31,7 +31,11 @@
 # all_reduce of a CPU tensor, a memory fraction above 1; @set9 (2026-12-07) a CUDA tensor handed to NumPy, a float16 layer given float32,
 # a second JAX process on a GPU the first holds, JAX falling back to the CPU (benign), a CuPy kernel
 # including a header that is not there, a Triton cache the service's user may not write, a GPU
-# checkpoint loaded where no GPU is visible. None given: every case. A case expected `none` passes when triage finds no
+# checkpoint loaded where no GPU is visible; @set10 (2026-12-07) a config.json of an architecture
+# transformers does not know, a requirement check that the installed torch fails, an arch list
+# naming no architecture, a torch.compile mode that does not exist, custom model code without
+# trust_remote_code, and two benign runs (graph breaks logged with their stacks, pinned memory
+# asked for with no GPU visible). None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -144,6 +148,13 @@ cases=(
   "cupy_missing_header jit.build_failed - set9"
   "triton_cache_denied host.permission - set9"
   "torch_load_no_gpu cuda.no_device - set9"
+  "hf_unknown_model_type engine.model_unsupported - set10"
+  "hf_require_version python.version_conflict - set10"
+  "cuda_arch_list_bad config.invalid - set10"
+  "compile_mode_bad config.invalid - set10"
+  "hf_remote_code config.invalid - set10"
+  "compile_graph_break_ok none - set10"
+  "pin_memory_no_gpu_ok none - set10"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -165,7 +176,7 @@ provoke() {  # case -> writes $out/$1.log
   local c=$1 log=$out/$1.log
   case $c in
     no_device) CUDA_VISIBLE_DEVICES= timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
-    jax_no_device) CUDA_VISIBLE_DEVICES= timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    jax_no_device|pin_memory_no_gpu_ok) CUDA_VISIBLE_DEVICES= timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     host_oom)
       # A cgroup (v2) with a 1 GiB limit; the shell reports the kill as bash does. Nothing else
       # bounds the program: without a cgroup v2 memory controller (on a cgroup v1 host

@@ -293,6 +293,9 @@ class RuleSet {
   mutable std::vector<RuleDiagnostic> known_bug_faults_;
   mutable std::once_flag known_bugs_once_;
   std::vector<std::string> taxonomy_;
+  // The taxonomy ids marked `follows_errors`: how a process ends after an error (an abort, a
+  // crash), which a vocabulary's or error-site table's cause explains.
+  std::vector<std::string> follows_errors_;
   std::vector<std::string> files_;
   std::map<std::string, int, std::less<>> signature_index_;
   std::map<std::string, int, std::less<>> cause_index_;
