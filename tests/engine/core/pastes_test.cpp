@@ -215,6 +215,48 @@ const Paste kPastes[] = {
     // c10d's TCPStore asked for libuv by a build without it (Windows wheels)
     {"TCPStore without libuv", "RuntimeError: use_libuv was requested but PyTorch was build without libuv support\n",
      "config.invalid"},
+    // A glog CHECK on a library status, and the abort after it: the status is the cause (Caffe's
+    // CUDNN_CHECK and CUDA_CHECK; cudnnStatus_t, cudaGetErrorString)
+    {"glog CHECK on a cuDNN status", "F0101 10:00:00.000001  4242 cudnn_conv_layer.cpp:32] Check failed: status == "
+     "CUDNN_STATUS_SUCCESS (6 vs. 0)  CUDNN_STATUS_ARCH_MISMATCH\n*** Check failure stack trace: ***\nAborted (core "
+     "dumped)\n", "lib.arch_unsupported"},
+    {"glog CHECK on a CUDA error", "F0101 10:00:00.000001  4242 im2col.cu:61] Check failed: error == cudaSuccess "
+     "(8 vs. 0)  invalid device function\n", "cuda.no_kernel_image"},
+    // Thrust's system_error: its context, then the runtime's error string
+    {"Thrust launch, out of memory", "RuntimeError: after cudaLaunch in triple_chevron_launcher::launch(): out of "
+     "memory\n", "cuda.oom"},
+    {"a library's capability gate, 'or greater'", "RuntimeError: Device 0 does not have CUDA compute capability 6.0 "
+     "or greater\n", "lib.arch_unsupported"},
+    // Hydra's refusal of an override (hydra/_internal/config_loader_impl.py, OmegaConf's struct mode)
+    {"Hydra override", "Could not override 'trainer.max_steps'.\nTo append to your config use "
+     "+trainer.max_steps=10\nKey 'max_steps' is not in struct\n    full_key: trainer.max_steps\n\nSet the "
+     "environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n", "config.invalid"},
+    // torch/utils/cpp_extension.py when torch.cuda.is_available() is False
+    {"extension build without a CUDA runtime", "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n",
+     "cuda.no_device"},
+    {"a device index the process lacks", "ValueError: The requested device for vllm (cuda:3) is not available.\n",
+     "cuda.no_device"},
+    // NumPy 2's message to a module built for NumPy 1 (numpy/core/_multiarray_umath), cut by the paste
+    {"NumPy 2 ABI, the message's tail", "If you are a user of the module, the easiest solution will be to\n"
+     "downgrade to 'numpy<2' or try to upgrade the affected module.\nWe expect that some modules will need time to "
+     "support NumPy 2.\nRuntimeError: Could not infer dtype of numpy.float32\n", "python.version_conflict"},
+    {"a size check", "AssertionError: 48 is not divisible by 32\n", "config.invalid"},
+    // a C program's own last words (GStreamer's sample applications)
+    {"an element not created, exiting", "Could not get EGL display connection\nOne element could not be created. "
+     "Exiting.\n", "unclassified"},
+    {"'Error while' sentence", "Error while mapping dmabuf fd (1530) to EGLImage\n", "unclassified"},
+    // transformers' resolve_trust_remote_code
+    {"custom code without trust_remote_code", "ValueError: The repository /models/m contains custom code which must "
+     "be executed to correctly load the model. You can inspect the repository content at /models/m .\nPlease pass "
+     "the argument `trust_remote_code=True` to allow custom code to be run.\n", "config.invalid"},
+    // torch/utils/cpp_extension.py _get_cuda_arch_flags: a value no GPU has, and a real one this
+    // PyTorch does not know
+    {"arch list value no GPU has", "ValueError: Unknown CUDA arch (14.2) or GPU not supported\n", "config.invalid"},
+    {"arch list value newer than PyTorch", "ValueError: Unknown CUDA arch (12.0) or GPU not supported\n",
+     "cuda.toolkit_too_old_for_arch"},
+    // torch/_inductor/__init__.py list_mode_options
+    {"torch.compile mode", "RuntimeError: Unrecognized mode=fastest, should be one of: default, reduce-overhead, "
+     "max-autotune\n", "config.invalid"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
