@@ -35,7 +35,10 @@
 # transformers does not know, a requirement check that the installed torch fails, an arch list
 # naming no architecture, a torch.compile mode that does not exist, custom model code without
 # trust_remote_code, and two benign runs (graph breaks logged with their stacks, pinned memory
-# asked for with no GPU visible). None given: every case. A case expected `none` passes when triage finds no
+# asked for with no GPU visible); @set11 (2026-12-07) a checkpoint of another model size, a
+# CUDA_VISIBLE_DEVICES that names no device, torchrun given an --nproc-per-node it refuses, an
+# operator without a sparse CUDA kernel, a DataLoader that times out, a WORLD_SIZE that is no number,
+# and a benign run (the tokenizers library's fork warning). None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -155,6 +158,13 @@ cases=(
   "hf_remote_code config.invalid - set10"
   "compile_graph_break_ok none - set10"
   "pin_memory_no_gpu_ok none - set10"
+  "state_dict_size_mismatch model.load_failed - set11"
+  "cvd_invalid cuda.no_device - set11"
+  "torchrun_bad_nproc config.invalid - set11"
+  "sparse_cuda_unsupported unclassified - set11"
+  "dataloader_timeout unclassified - set11"
+  "dist_world_size_invalid config.invalid - set11"
+  "tokenizers_fork_ok none - set11"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -223,6 +233,9 @@ provoke() {  # case -> writes $out/$1.log
     rank_dies) (cd "$out" && "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29731 "$here/$c.py") >"$log" 2>&1 ;;
     nccl_duplicate_gpu)
       (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29733 "$here/$c.py") >"$log" 2>&1 ;;
+    cvd_invalid) CUDA_VISIBLE_DEVICES=gpu0 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    torchrun_bad_nproc)
+      (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc-per-node=eight --master_port=29739 "$here/$c.py") >"$log" 2>&1 ;;
     torchrun_oom)
       (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=1 --master_port=29735 "$here/$c.py") >"$log" 2>&1 ;;
     torchrun_port_in_use)
