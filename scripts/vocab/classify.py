@@ -113,6 +113,7 @@ KNOWN_SETTINGS = (
     r"max[_-]batch[_-]total[_-]tokens|\bnum[_-]shard\b|n[_-]gpu[_-]layers|\bnum[_-]ctx\b|"
     r"train[_-]batch[_-]size|train[_-]micro[_-]batch[_-]size[_-]per[_-]gpu|gradient[_-]accumulation[_-]steps|"
     r"zero[_-]optimization|\bmixed[_-]precision\b|mig[_-]strategy|device[_-]list[_-]strategy|"
+    r"nproc[_-]per[_-]node|\bnnodes\b|rdzv[_-](?:backend|endpoint|id|conf)|max[_-]restarts|"
     r"config(?:uration)? (?:key|option|field)"
 )
 KEY_RE = re.compile(
