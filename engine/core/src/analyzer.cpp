@@ -229,13 +229,20 @@ struct Analyzer::Impl {
   std::map<uint32_t, double> source_clock;        // the last clock (ParseClock) each source showed
   std::map<uint32_t, ingest::LogZone> source_zone;  // how each source's zone-less times were read
   std::map<uint32_t, uint64_t> last_benign_line;    // per source: the last line that showed work
+  // Where an event stands among the others: its order, its stream and process, its times. An
+  // event's context carries it, and so does a line kept for later (FragmentLine).
+  struct EventOrigin {
+    uint64_t seq = 0;
+    std::string stream;  // "<source>|<process prefix>"
+    std::string actor;   // ActorOfProcess of its prefix
+    std::optional<double> t, clock_bound;
+  };
   // Per source, while it is no longer than a pasted fragment: its lines without a known level in
   // which no written signature found anything, with what a signal of theirs needs (FragmentLines).
   struct FragmentLine {
     ingest::Event ev;
-    uint64_t seq = 0;
-    std::string stream, source, actor;
-    std::optional<double> t, clock_bound;
+    std::string source;
+    EventOrigin origin;
   };
   std::map<uint32_t, std::vector<FragmentLine>> fragment_lines;
   // Per stream: the last line logged at WARNING or lower, with its number (LoggedCaught).
@@ -510,15 +517,12 @@ struct Analyzer::Impl {
   }
 
   // What Add() knows of one event as it goes: where it comes from, when, and what its hits say.
-  struct EventContext {
+  struct EventContext : EventOrigin {
     explicit EventContext(const ingest::Event& event) : ev(event) {}
     const ingest::Event& ev;
-    uint64_t seq = 0;
-    std::string stream;  // "<source>|<process prefix>"
     std::string_view source;  // the source's name as given
-    std::string actor;   // ActorOfProcess of its prefix
     std::string prefix_pid;
-    std::optional<double> t, clock, clock_bound;
+    std::optional<double> clock;
     std::vector<SignatureHit> hits;
     std::vector<SignatureHit> version_hits;  // the hits of version lines (TakeVersions)
     MatchScope scope = MatchScope::kAll;  // whose hits `hits` are
@@ -579,8 +583,7 @@ struct Analyzer::Impl {
       return;
     }
     if (!e.hits.empty() || e.low_level || ev.kind != ingest::EventKind::kLine) return;
-    fragment_lines[ev.source].push_back(
-        {ev, e.seq, e.stream, std::string(e.source), e.actor, e.t, e.clock_bound});
+    fragment_lines[ev.source].push_back({ev, std::string(e.source), e});
   }
 
   // The signals of the lines KeepFragmentLine kept of a source that ended as a fragment.
@@ -588,12 +591,8 @@ struct Analyzer::Impl {
     std::vector<Pending> signals;
     for (FragmentLine& f : lines) {
       EventContext e(f.ev);
-      e.seq = f.seq;
-      e.stream = f.stream;
+      static_cast<EventOrigin&>(e) = f.origin;
       e.source = f.source;
-      e.actor = f.actor;
-      e.t = f.t;
-      e.clock_bound = f.clock_bound;
       for (const SignatureHit& h : rules->MatchSites(f.ev))
         signals.push_back({RecordOf(e, h, false), f.ev.source, e.stream, e.t, f.ev.time,
                            f.ev.host ? *f.ev.host : std::string(), false});
