@@ -254,9 +254,40 @@ const Paste kPastes[] = {
     {"arch list value no GPU has", "ValueError: Unknown CUDA arch (14.2) or GPU not supported\n", "config.invalid"},
     {"arch list value newer than PyTorch", "ValueError: Unknown CUDA arch (12.0) or GPU not supported\n",
      "cuda.toolkit_too_old_for_arch"},
+    // a POSIX shell running an option as a command (an option after the image instead of before it)
+    {"option run as a command", "/.singularity.d/actions/exec: 9: exec: --nvccli: not found\n", "config.invalid"},
+    // a program's own report of no GPU, and a library built without CUDA (DGL's device API check)
+    {"no GPU device found", "        Error: No GPU device found!\n", "cuda.no_device"},
+    {"a CPU build asked for CUDA", "dgl._ffi.base.DGLError: [10:00:00] /opt/dgl/src/runtime/c_runtime_api.cc:82: Check "
+     "failed: allow_missing: Device API cuda is not enabled. Please install the cuda version of dgl.\n",
+     "cuda.no_device"},
+    // a library's allocation failure in its own words (FAISS's MemorySpace.cpp)
+    {"cudaMalloc failure in a library's words", "RuntimeError: Error in void faiss::gpu::allocMemorySpaceV(...) at "
+     "gpu/utils/MemorySpace.cpp:26: Error: 'err == cudaSuccess' failed: failed to cudaMalloc 1048576 bytes (error 2 out "
+     "of memory)\n", "cuda.oom"},
+    // text-embeddings-inference's candle backend on a GPU its build does not cover
+    {"compute cap of the build", "Error: Could not create backend\n\nCaused by:\n    Could not start backend: Runtime "
+     "compute cap 70 is not compatible with compile time compute cap 80\n", "cuda.no_kernel_image"},
+    // two builds that disagree: CUDA versions, a Cython C-API
+    {"extension of other CUDA", "RuntimeError: Detected that PyTorch and torch_scatter were compiled with different "
+     "CUDA versions. PyTorch has CUDA version 11.8 and torch_scatter has CUDA version 12.1.\n",
+     "python.version_conflict"},
+    {"Cython C-API of another build", "ImportError: pkg._lib.core does not export expected C function make_column\n",
+     "python.version_conflict"},
+    {"an optional package", "ImportError: 'NeighborLoader' requires either 'pyg-lib' or 'torch-sparse'\n",
+     "python.module_missing"},
+    {"a shared object not there", "File libfoo_gpu.so not found\n", "native.lib_not_found"},
+    {"HF hub unreachable", "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+     "Max retries exceeded with url: /api/models/org/model (Caused by NewConnectionError('failed'))\n",
+     "model.load_failed"},
+    {"an engine choice refused", "ValueError: Invalid embedding engine: FastText\n", "config.invalid"},
+    {"a bare exception", "    assert key in mapping\nAssertionError\n", "unclassified"},
     // torch/_inductor/__init__.py list_mode_options
     {"torch.compile mode", "RuntimeError: Unrecognized mode=fastest, should be one of: default, reduce-overhead, "
      "max-autotune\n", "config.invalid"},
+    {"a package's syntax newer than the interpreter", "Traceback (most recent call last):\n  File \"train.py\", line 3, "
+     "in <module>\n    import pkg\n  File \"/opt/env/lib/python3.6/site-packages/pkg/core.py\", line 12\n    x = "
+     "f'{a}'\n          ^\nSyntaxError: invalid syntax\n", "python.version_conflict"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
