@@ -38,7 +38,10 @@
 # asked for with no GPU visible); @set11 (2026-12-07) a checkpoint of another model size, a
 # CUDA_VISIBLE_DEVICES that names no device, torchrun given an --nproc-per-node it refuses, an
 # operator without a sparse CUDA kernel, a DataLoader that times out, a WORLD_SIZE that is no number,
-# and a benign run (the tokenizers library's fork warning). None given: every case. A case expected `none` passes when triage finds no
+# and a benign run (the tokenizers library's fork warning); @set12 (2026-12-07) torch.compile's
+# fullgraph refusing a graph break, a service that dropped root binding port 80, an operation
+# without a deterministic implementation under use_deterministic_algorithms, a JAX contraction of
+# mismatched shapes. None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -165,6 +168,10 @@ cases=(
   "dataloader_timeout unclassified - set11"
   "dist_world_size_invalid config.invalid - set11"
   "tokenizers_fork_ok none - set11"
+  "compile_fullgraph_unsupported unclassified - set12"
+  "port_privileged host.permission - set12"
+  "histc_deterministic config.invalid - set12"
+  "jax_dot_shape unclassified - set12"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -288,6 +295,9 @@ provoke() {  # case -> writes $out/$1.log
       local cache=$out/root-triton-cache
       rm -rf "$cache" && mkdir -p "$cache" && chmod 0700 "$cache"
       TRITON_CACHE_DIR=$cache timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    port_privileged)
+      if [ "$(id -u)" != 0 ]; then echo "SKIP: the program must start as root to drop to nobody" >"$log"; return 0; fi
+      timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     torch_load_no_gpu)
       CUDA_VISIBLE_DEVICES= SAVE_DEVICES=0 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
     jax_bad_platform)
