@@ -164,9 +164,10 @@ Level LevelLetter(char c) {
     case 'E':
       return kError;
     case 'F':
+    case 'C':  // PyTorch's own log lines write CRITICAL as C
       return kCritical;
     case 'D':
-    case 'V':  // PyTorch's own log lines ("V1207 ...]") write DEBUG as V, glog's verbose level
+    case 'V':  // PyTorch's own log lines ("V1207 ...]", TORCH_LOGS artifacts) write DEBUG as V
       return kDebug;
     default:
       return nullptr;

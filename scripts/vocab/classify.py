@@ -538,7 +538,8 @@ RULES = [
                  r"(?: are| is|:)|\bchoose (?:one )?from\b",
                  r"\b(?:options?|modes?|values?|backends?|choices?|settings?|arguments?|parameters?|flags?|"
                  r"strateg(?:y|ies)|polic(?:y|ies)|methods?|formats?|levels?)\b"),
-          unless=NOT_A_REFUSAL + r"|\btensors?\b|\bshapes?\b|\bdtypes?\b|\bdims?\b|\bdevices?\b|\bindex\b|"
+          unless=NOT_A_REFUSAL + r"|using (?:the )?default|falling back|fall back|proceeding|\bignor|"
+                 r"\btensors?\b|\bshapes?\b|\bdtypes?\b|\bdims?\b|\bdevices?\b|\bindex\b|"
                  r"\blayouts?\b|\btypes?\b|\brange\b|combination of arguments|\bstatic_arg")),
     ("config.invalid", "an engine refuses a combination of options",
      dict(words=r"(?:is|are) not supported (?:with|together with|in combination with|when)\b|"

@@ -222,6 +222,13 @@ class Ranking {
     return false;
   }
 
+  // Whether a hypothesis rests on more than hints: a hit of a signature that is no hint (a
+  // table's hint row, a warning, tells what a failure means and is the failure of nothing).
+  bool ShowsAnError(const Hypothesis& h) const {
+    return std::any_of(h.evidence.begin(), h.evidence.end(),
+                       [&](size_t e) { return !sigs[size_t(hits[e].hit.signature)].hint; });
+  }
+
   // A explains B when A names B's cause id, or every signature that carries B's evidence, and A
   // does not come after B.
   bool Explains(const Hypothesis& a, const Hypothesis& b) const {
@@ -230,6 +237,9 @@ class Ranking {
     if (ca.id == cb.id || ComesAfter(a, b)) return false;
     for (const auto& x : ca.explains)
       if (IdMatches(x, cb.id)) return true;
+    if (ShowsAnError(a))
+      for (const auto& x : ca.explains_after_error)
+        if (IdMatches(x, cb.id)) return true;
     if (b.evidence.empty()) return false;
     for (size_t e : b.evidence) {
       const std::string& sid = sigs[size_t(hits[e].hit.signature)].id;

@@ -447,11 +447,11 @@ void RuleSetBuilder::LoadFolder(const std::string& folder) {
 
 std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
   AddSiteTables();
-  InheritExplains();
   std::vector<bool> drop(set_->causes_.size(), false);
   CheckReferences(drop);
   FindExplainsCycles(drop);
   DropCauses(drop);
+  InheritExplains();
   ResolveCauseSignatures();
   KeepVocabularyRows();
   std::unique_ptr<RuleSet::Compiled> c = Compile();
@@ -461,18 +461,23 @@ std::shared_ptr<const RuleSet> RuleSetBuilder::Finish() {
 }
 
 // An error that a table row names (a cuDNN status, a CUDA runtime error, a program's own message)
-// and the abort or crash that follows it are one failure: a vocabulary's or error-site table's
-// cause of a taxonomy id (one that defers to a written cause) explains the ids the taxonomy marks
-// `follows_errors`, other than its own. What else it explains is left to the written causes.
+// and the abort or crash that follows it are one failure, as they are where a written cause of
+// the row's id names the error: a table's cause explains, after an error of its own, what the
+// written cause of its taxonomy id explains of the ids the taxonomy marks `follows_errors`
+// (LinkExplains applies them). Nothing else: a written cause that knows the same line is not made
+// its symptom. Run after the faulty causes are dropped, so that every id it adds is loaded.
 void RuleSetBuilder::InheritExplains() {
   RuleSet& rs = *set_;
   for (CauseRule& c : rs.causes_) {
-    if (c.defers_to.empty()) continue;
+    if (!c.from_table) continue;
     const std::string own = rs.TaxonomyIdOf(c.id);
-    for (const std::string& id : rs.follows_errors_)
-      if (id != own && std::find(c.explains.begin(), c.explains.end(), id) == c.explains.end() &&
-          rs.FindCause(id) >= 0)
-        c.explains.push_back(id);
+    const int written = rs.FindCause(own);
+    if (written < 0) continue;
+    for (const std::string& id : rs.causes_[size_t(written)].explains) {
+      const bool follows = std::find(rs.follows_errors_.begin(), rs.follows_errors_.end(), id) !=
+                           rs.follows_errors_.end();
+      if (follows && id != own && rs.FindCause(id) >= 0) c.explains_after_error.push_back(id);
+    }
   }
 }
 

@@ -177,7 +177,8 @@ class RuleSetBuilder {
   void AddCause(CauseRule c, CauseRefs refs);
 
   // Finish's steps.
-  // A vocabulary's or an error-site table's cause explains the taxonomy's `follows_errors` ids.
+  // A vocabulary's or an error-site table's cause explains, after an error of its own, the
+  // taxonomy's `follows_errors` ids that the written cause of its id explains.
   void InheritExplains();
   void CheckReferences(std::vector<bool>& drop);
   void FindExplainsCycles(std::vector<bool>& drop);

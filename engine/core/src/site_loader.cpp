@@ -184,6 +184,7 @@ void RuleSetBuilder::AddSiteTables() {
       c.prior = 0.35;
       c.fingerprint = {"site_origin"};
       c.defers_to = {cause};
+      c.from_table = true;
       c.file = table.file;
       c.line = 1;
       c.requires_any.push_back(sig_id);

@@ -295,6 +295,7 @@ void RuleSetBuilder::ReadVocabulary(const std::string& file, const toml::table& 
         c.remedy = "{vocab_remedy}";
         c.prior = head.prior;
         c.fingerprint = {"code_name"};
+        c.from_table = true;
         if (head.defers) c.defers_to = {row.cause};
         c.file = file;
         c.line = rl;

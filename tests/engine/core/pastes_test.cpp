@@ -222,6 +222,11 @@ const Paste kPastes[] = {
      "dumped)\n", "lib.arch_unsupported"},
     {"glog CHECK on a CUDA error", "F0101 10:00:00.000001  4242 im2col.cu:61] Check failed: error == cudaSuccess "
      "(8 vs. 0)  invalid device function\n", "cuda.no_kernel_image"},
+    // A table's warning row (accelerate's utils/dataclasses.py), then a crash: the warning tells
+    // what a failure may mean, and is not the cause of the crash after it
+    {"a table's warning, then a segfault", "WARNING accelerate: Async tensor parallelism is currently not "
+     "supported, ignoring this option.\nstep 1\nFatal Python error: Segmentation fault\nSegmentation fault (core "
+     "dumped)\n", "native.crash"},
     // Thrust's system_error: its context, then the runtime's error string
     {"Thrust launch, out of memory", "RuntimeError: after cudaLaunch in triple_chevron_launcher::launch(): out of "
      "memory\n", "cuda.oom"},
@@ -231,8 +236,13 @@ const Paste kPastes[] = {
     {"Hydra override", "Could not override 'trainer.max_steps'.\nTo append to your config use "
      "+trainer.max_steps=10\nKey 'max_steps' is not in struct\n    full_key: trainer.max_steps\n\nSet the "
      "environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n", "config.invalid"},
-    // torch/utils/cpp_extension.py when torch.cuda.is_available() is False
-    {"extension build without a CUDA runtime", "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n",
+    // torch/utils/cpp_extension.py when torch.cuda.is_available() is False: alone, a hint (a
+    // GPU-less image build prints it and succeeds); before the build's own refusal, its cause
+    {"extension build without a CUDA runtime, alone", "No CUDA runtime is found, using "
+     "CUDA_HOME='/usr/local/cuda'\n", ""},
+    {"extension build without a CUDA runtime, then its failure", "No CUDA runtime is found, using "
+     "CUDA_HOME='/usr/local/cuda'\nTraceback (most recent call last):\n  File \"setup.py\", line 40, in <module>\n"
+     "    ext_modules=get_extensions(),\nRuntimeError: CUDA is not available to build the extension\n",
      "cuda.no_device"},
     {"a device index the process lacks", "ValueError: The requested device for vllm (cuda:3) is not available.\n",
      "cuda.no_device"},

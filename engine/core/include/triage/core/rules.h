@@ -107,6 +107,11 @@ struct CauseRule {
   // Cause ids (or their finer ids) this cause gives way to: when one of them is a root cause of
   // the same incident, this one's evidence joins it and this one is not reported on its own.
   std::vector<std::string> defers_to;
+  // Made by a vocabulary or an error-site table for its rows of one taxonomy id, not written.
+  bool from_table = false;
+  // What such a cause explains when its own evidence includes an error (not hints or signals
+  // alone): the taxonomy's `follows_errors` ids that the written cause of its id explains.
+  std::vector<std::string> explains_after_error;
   std::string file;
   int line = 0;
 };
