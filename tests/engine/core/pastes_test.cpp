@@ -292,6 +292,12 @@ const Paste kPastes[] = {
      "model.load_failed"},
     {"an engine choice refused", "ValueError: Invalid embedding engine: FastText\n", "config.invalid"},
     {"a bare exception", "    assert key in mapping\nAssertionError\n", "unclassified"},
+    // vLLM's per-prompt multimodal limit (--limit-mm-per-prompt), and a model version its
+    // implementation does not know yet
+    {"multimodal items over the limit", "ValueError: At most 2 image(s) may be provided in one prompt.\n",
+     "config.invalid"},
+    {"a model version the engine lacks", "ValueError: Currently, FooVL only supports versions 1.0, 2.0. Got version: "
+     "(3, 0)\n", "engine.model_unsupported"},
     // torch/_inductor/__init__.py list_mode_options
     {"torch.compile mode", "RuntimeError: Unrecognized mode=fastest, should be one of: default, reduce-overhead, "
      "max-autotune\n", "config.invalid"},
