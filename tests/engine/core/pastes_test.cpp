@@ -298,6 +298,9 @@ const Paste kPastes[] = {
      "config.invalid"},
     {"a model version the engine lacks", "ValueError: Currently, FooVL only supports versions 1.0, 2.0. Got version: "
      "(3, 0)\n", "engine.model_unsupported"},
+    // FAISS's GPU index limits on a search parameter
+    {"FAISS GPU k limit", "/faiss/gpu/impl/IndexUtils.cu:26: Error: 'k > 0 && k <= getMaxKSelection()' failed: GPU "
+     "index only supports min/max-K selection up to 2048 (requested 3000)\n", "config.invalid"},
     // torch/_inductor/__init__.py list_mode_options
     {"torch.compile mode", "RuntimeError: Unrecognized mode=fastest, should be one of: default, reduce-overhead, "
      "max-autotune\n", "config.invalid"},
