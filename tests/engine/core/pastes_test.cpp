@@ -298,6 +298,13 @@ const Paste kPastes[] = {
      "config.invalid"},
     {"a model version the engine lacks", "ValueError: Currently, FooVL only supports versions 1.0, 2.0. Got version: "
      "(3, 0)\n", "engine.model_unsupported"},
+    // Slurm refusing a job as requested, and failing to reach its controller (then the error
+    // before it is the job's)
+    {"Slurm request refused", "sbatch: error: Batch job submission failed: Invalid generic resource (gres) "
+     "specification\n", "config.invalid"},
+    {"Slurm controller out of reach", "OSError: We couldn't connect to 'https://huggingface.co' to load this file, "
+     "couldn't find it in the cached files.\nsalloc: error: Job submit/allocate failed: Socket timed out on send/recv "
+     "operation\n", "model.load_failed"},
     // FAISS's GPU index limits on a search parameter
     {"FAISS GPU k limit", "/faiss/gpu/impl/IndexUtils.cu:26: Error: 'k > 0 && k <= getMaxKSelection()' failed: GPU "
      "index only supports min/max-K selection up to 2048 (requested 3000)\n", "config.invalid"},
