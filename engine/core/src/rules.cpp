@@ -288,7 +288,12 @@ class EventMatcher {
     SignatureHit hit = HitAt(sig, at);
     // The words of the line the site shows on: an exception's first line, not its whole chain.
     hit.matched = std::string(text.substr(0, std::min<size_t>(240, text.find('\n'))));
-    hit.captures["site_origin"] = table.project + " " + std::string(row.origin);
+    std::string origin = table.project + " " + std::string(row.origin);
+    if (m.also) {
+      const SiteTable& other = rules_.site_tables()[m.also->first];
+      origin += " (also " + other.project + " " + std::string(other.rows[m.also->second].origin) + ")";
+    }
+    hit.captures["site_origin"] = std::move(origin);
     hit.captures["site_kind"] = std::string(row.site);
     hit.captures["site_message"] = hit.matched;
     out.push_back(std::move(hit));

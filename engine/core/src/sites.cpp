@@ -373,6 +373,7 @@ bool SiteMatcher::BestAsWritten(std::string_view text, Match& out) const {
   bool found = false;
   uint32_t best = 0;
   size_t best_bytes = 0;
+  std::optional<uint32_t> tie;  // the best row of another table that ties with `best`
   impl_->scanner.ForEach(text, [&](size_t lit) {
     for (uint32_t i = impl_->row_start[lit]; i < impl_->row_start[lit + 1]; ++i) {
       const uint32_t k = impl_->row_index[i];
@@ -381,17 +382,31 @@ bool SiteMatcher::BestAsWritten(std::string_view text, Match& out) const {
       // More constant text is a closer fit; on a tie an error before a hint (a row that reports
       // nothing is a hint), then the first table and row (file order).
       if (found && bytes < best_bytes) continue;
+      bool later = false;
       if (found && bytes == best_bytes) {
         const bool hint = row->hint, best_hint = row_of_[best]->hint;
-        if (hint > best_hint || (hint == best_hint && k >= best)) continue;
+        if (hint > best_hint) continue;
+        later = hint == best_hint && k >= best;
+        if (later && rows_[k].table == rows_[best].table) continue;
       }
       if (!ShowsPieces(text, *row)) continue;
+      if (later) {  // another table's row, as close: the same message in two projects
+        if (!tie || k < *tie) tie = k;
+        continue;
+      }
+      if (found && (bytes > best_bytes || row->hint != row_of_[best]->hint)) tie.reset();
+      else if (found && rows_[best].table != rows_[k].table) tie = best;
       found = true;
       best = k;
       best_bytes = bytes;
     }
   });
-  if (found) out = rows_[best];
+  if (found) {
+    out.table = rows_[best].table;
+    out.row = rows_[best].row;
+    out.also.reset();
+    if (tie && rows_[*tie].table != out.table) out.also = std::make_pair(rows_[*tie].table, rows_[*tie].row);
+  }
   return found;
 }
 

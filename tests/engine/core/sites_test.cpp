@@ -110,6 +110,24 @@ TEST_F(SiteFixture, AClassifiedSiteAtAnInputsEndNamesItsCauseAndOrigin) {
   EXPECT_NE(c.remedy.find("demo demo/config.py:41"), std::string::npos) << c.remedy;
 }
 
+// A message two projects print (one copied the other's code): the report names both sites.
+TEST_F(SiteFixture, AMessageOfTwoProjectsNamesBothSites) {
+  std::ofstream(dir_ / "sites" / "fork.tsv")
+      << "# project: fork\n# repo: example/fork\n# release: v0.1.0\n"
+         "# commit: 89abcdef0123456789abcdef0123456789abcdef\n"
+         "fork/config.py:12\traise ValueError\terror\tconfig.invalid\tpath+words\t"
+         "Unknown paging layout variant: {*}. Must be one of {*}\tf\"...\"\n";
+  auto rules = Load();
+  ASSERT_TRUE(rules);
+  const auto incidents =
+      AnalyzeText(rules, "ValueError: Unknown paging layout variant: fp3. Must be one of fp8, awq\n");
+  ASSERT_EQ(incidents.size(), 1u);
+  ASSERT_FALSE(incidents[0].causes.empty());
+  const Cause& c = incidents[0].causes[0];
+  EXPECT_EQ(rules->TaxonomyIdOf(c.cause), "config.invalid");
+  EXPECT_NE(c.remedy.find("demo demo/config.py:41 (also fork fork/config.py:12)"), std::string::npos) << c.remedy;
+}
+
 TEST_F(SiteFixture, AnUnclassifiedSiteKeepsTheProgramsWordsAndSaysWhereTheyComeFrom) {
   auto rules = Load();
   ASSERT_TRUE(rules);

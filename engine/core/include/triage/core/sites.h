@@ -21,7 +21,9 @@
 #include <deque>
 #include <span>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -98,6 +100,9 @@ class SiteMatcher {
   struct Match {
     size_t table = 0;
     size_t row = 0;
+    // Another table's row that shows the line as well, with as much constant text and of the same
+    // kind (error or hint): a message two projects share (code one copied from the other).
+    std::optional<std::pair<size_t, size_t>> also;
   };
   // Rows whose `row_signature[table][row]` is negative report nothing (an unclassified hint: a
   // program's warning) but still take part: a line that shows such a row's words with more
