@@ -387,7 +387,7 @@ bool SiteMatcher::BestAsWritten(std::string_view text, Match& out) const {
         const bool hint = row->hint, best_hint = row_of_[best]->hint;
         if (hint > best_hint) continue;
         later = hint == best_hint && k >= best;
-        if (later && rows_[k].table == rows_[best].table) continue;
+        if (later && rows_[k].first == rows_[best].first) continue;
       }
       if (!ShowsPieces(text, *row)) continue;
       if (later) {  // another table's row, as close: the same message in two projects
@@ -395,17 +395,17 @@ bool SiteMatcher::BestAsWritten(std::string_view text, Match& out) const {
         continue;
       }
       if (found && (bytes > best_bytes || row->hint != row_of_[best]->hint)) tie.reset();
-      else if (found && rows_[best].table != rows_[k].table) tie = best;
+      else if (found && rows_[best].first != rows_[k].first) tie = best;
       found = true;
       best = k;
       best_bytes = bytes;
     }
   });
   if (found) {
-    out.table = rows_[best].table;
-    out.row = rows_[best].row;
+    out.table = rows_[best].first;
+    out.row = rows_[best].second;
     out.also.reset();
-    if (tie && rows_[*tie].table != out.table) out.also = std::make_pair(rows_[*tie].table, rows_[*tie].row);
+    if (tie && rows_[*tie].first != out.table) out.also = rows_[*tie];
   }
   return found;
 }

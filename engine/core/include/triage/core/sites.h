@@ -124,7 +124,7 @@ class SiteMatcher {
  private:
   bool BestAsWritten(std::string_view text, Match& out) const;
   struct Impl;
-  std::vector<Match> rows_;
+  std::vector<std::pair<size_t, size_t>> rows_;  // each row's table and its index there
   std::vector<const SiteRow*> row_of_;
   std::unique_ptr<Impl> impl_;
 };
