@@ -15,11 +15,15 @@ from its release, vendored code the default excludes do not know; say so in the 
 have: a release's distribution (a wheel's Python sources and headers) read whole, beside C++ files
 of the tree an earlier table read one by one; say both in --release.
 
+A table over PART_BYTES (1.5 MB) is written in parts, <project>.tsv, <project>_2.tsv, ...: each
+part has the whole header but the '# file:' lines, which go with the part holding the file's rows;
+the engine reads the parts of a folder as one table. --keep reads every part of TABLE.
+
 Every site that scripts/vocab/extract.py finds becomes one row per form, classified by
 scripts/vocab/classify.py (its procedure: scripts/vocab/CLASSIFICATION.md). The engine reads the
 format described in engine/core/include/triage/core/sites.h; `triage rules check` validates it.
 """
-import argparse, datetime, os, subprocess, sys, tempfile
+import argparse, datetime, glob, os, re, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -109,20 +113,63 @@ def files_of(tree, under):
     return present
 
 
+PART_BYTES = 1_500_000
+
+
+def table_parts(table):
+    """The files of the table written at `table` (<project>.tsv): it and its parts <project>_N.tsv."""
+    stem = table[:-len(".tsv")] if table.endswith(".tsv") else table
+    parts = [p for p in glob.glob(glob.escape(stem) + "_*.tsv") if re.fullmatch(r"_\d+\.tsv", p[len(stem):])]
+    return [table] + sorted(parts, key=lambda p: int(p[len(stem) + 1:-len(".tsv")]))
+
+
+def write_parts(out, header, files, lines, part_bytes=PART_BYTES):
+    """Writes a table of `header` lines (each ending in a newline; no '# file:' line), the '# file:'
+    entries `files` ([path, commit]) and the row `lines` (escaped, no newline) at `out`, in parts of
+    about `part_bytes` when larger (see the module's text); removes parts an earlier, larger table
+    left. Returns the paths written."""
+    chunks, size = [[]], 0
+    for line in lines:
+        if chunks[-1] and size + len(line) + 1 > part_bytes:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(line)
+        size += len(line.encode("utf-8")) + 1
+    stem = out[:-len(".tsv")] if out.endswith(".tsv") else out
+    paths = [out] + ["%s_%d.tsv" % (stem, i + 1) for i in range(1, len(chunks))]
+    owner = {}  # each file's part: the first that holds a row of it
+    for i, chunk in enumerate(chunks):
+        for line in chunk:
+            owner.setdefault(line.split("\t", 1)[0].rsplit(":", 1)[0], i)
+    for i, (path, chunk) in enumerate(zip(paths, chunks)):
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(header)
+            for name, commit in files:
+                if owner.get(name, 0) == i:
+                    f.write("# file: %s %s\n" % (name, commit))
+            f.write("# columns: origin\tsite\tlevel\tcause\twhy\tform\ttemplate\n")
+            for line in chunk:
+                f.write(line + "\n")
+    for stale in table_parts(out)[len(paths):]:
+        os.remove(stale)
+    return paths
+
+
 def kept_rows(table, present):
-    """The '# file:' entries and rows (as written, already escaped) of `table` whose file is not
-    in `present`."""
+    """The '# file:' entries and rows (as written, already escaped) of `table` (all its parts)
+    whose file is not in `present`."""
     files, rows = [], []
-    with open(table, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("# file: "):
-                path, commit = line[len("# file: "):].split()[:2]
-                if path not in present:
-                    files.append([path, commit])
-            elif line.strip() and not line.startswith("#"):
-                cols = line.rstrip("\n").split("\t")
-                if cols[0].rsplit(":", 1)[0] not in present:
-                    rows.append(cols)
+    for part in table_parts(table):
+        with open(part, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("# file: "):
+                    path, commit = line[len("# file: "):].split()[:2]
+                    if path not in present:
+                        files.append([path, commit])
+                elif line.strip() and not line.startswith("#"):
+                    cols = line.rstrip("\n").split("\t")
+                    if cols[0].rsplit(":", 1)[0] not in present:
+                        rows.append(cols)
     return files, rows
 
 
@@ -166,22 +213,16 @@ def main():
     rows = list(rows_of(sites, a.project))
     out = a.out or os.path.join(ROOT, "rules", "sites", a.project + ".tsv")
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w", encoding="utf-8") as f:
-        f.write("# The error sites of %s: every place its source raises or logs an error, with the\n"
-                "# message as a log shows it and the taxonomy id scripts/vocab/classify.py gave it.\n" % a.repo)
-        f.write("# project: %s\n# repo: %s\n# release: %s\n# commit: %s\n" % (a.project, a.repo, release, commit))
-        f.write("# extracted: %s by scripts/vocab/build_table.py%s\n" % (
-            datetime.date.today().isoformat(), (" --under " + " ".join(a.under)) if a.under else ""))
-        keys = sorted({(r[3] + (":hint" if r[2] == "hint" else "")) for r in rows + kept
-                       if not (r[2] == "hint" and r[3] == "unclassified")})
-        f.write("# causes: %s\n" % " ".join(keys))
-        for path, commit in manifest:
-            f.write("# file: %s %s\n" % (path, commit))
-        f.write("# columns: origin\tsite\tlevel\tcause\twhy\tform\ttemplate\n")
-        for r in rows:
-            f.write("\t".join(escape(c) for c in r) + "\n")
-        for r in kept:
-            f.write("\t".join(r) + "\n")
+    keys = sorted({(r[3] + (":hint" if r[2] == "hint" else "")) for r in rows + kept
+                   if not (r[2] == "hint" and r[3] == "unclassified")})
+    header = [
+        "# The error sites of %s: every place its source raises or logs an error, with the\n" % a.repo,
+        "# message as a log shows it and the taxonomy id scripts/vocab/classify.py gave it.\n",
+        "# project: %s\n# repo: %s\n# release: %s\n# commit: %s\n" % (a.project, a.repo, release, commit),
+        "# extracted: %s by scripts/vocab/build_table.py%s\n" % (
+            datetime.date.today().isoformat(), (" --under " + " ".join(a.under)) if a.under else ""),
+        "# causes: %s\n" % " ".join(keys)]
+    write_parts(out, header, manifest, ["\t".join(escape(c) for c in r) for r in rows] + ["\t".join(r) for r in kept])
     causes = {}
     for r in rows + kept:
         causes[r[3]] = causes.get(r[3], 0) + 1

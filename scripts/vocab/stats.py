@@ -59,14 +59,21 @@ def read_table_text(text):
 
 
 def read_tables(folder):
-    tables = []
+    """One table per project: the parts of a table split over several files are one."""
+    tables = {}
     for path in sorted(glob.glob(os.path.join(folder, "*.tsv"))):
         with open(path, encoding="utf-8", errors="replace") as f:
             t = read_table_text(f.read())
-        t["file"] = path
-        t["project"] = t["header"].get("project") or os.path.splitext(os.path.basename(path))[0]
-        tables.append(t)
-    return tables
+        project = t["header"].get("project") or os.path.splitext(os.path.basename(path))[0]
+        if project in tables:
+            tables[project]["files"].append(path)
+            tables[project]["rows"] += t["rows"]
+            tables[project]["bad"] += t["bad"]
+            continue
+        t["files"] = [path]
+        t["project"] = project
+        tables[project] = t
+    return [tables[p] for p in sorted(tables, key=lambda p: tables[p]["files"][0])]
 
 
 def counts(rows):
@@ -101,18 +108,18 @@ def render(tables, sites_rel):
         return "\n".join(out)
 
     out += ["## Tables", "",
-            "| project | repo | release | commit | extracted | file |",
+            "| project | repo | release | commit | extracted | files |",
             "|---|---|---|---|---|---|"]
     for t in tables:
         h = t["header"]
-        out.append("| `%s` | %s | %s | `%s` | %s | `%s` |" % (
+        out.append("| `%s` | %s | %s | `%s` | %s | %s |" % (
             cell(t["project"]), cell(h.get("repo", "")), cell(h.get("release", "")),
             cell(h.get("commit", "")[:12]), cell(h.get("extracted", "")),
-            cell(os.path.join(sites_rel, os.path.basename(t["file"])))))
+            ", ".join("`%s`" % cell(os.path.join(sites_rel, os.path.basename(f))) for f in t["files"])))
     bad = [(t, t["bad"]) for t in tables if t["bad"]]
     if bad:
         out += [""] + ["Rows with the wrong number of columns, left out: `%s` lines %s." % (
-            os.path.basename(t["file"]), ", ".join(map(str, b[:10])) + (" ..." if len(b) > 10 else ""))
+            ", ".join(os.path.basename(f) for f in t["files"]), ", ".join(map(str, b[:10])) + (" ..." if len(b) > 10 else ""))
             for t, b in bad]
 
     out += ["", "## Per project", "",

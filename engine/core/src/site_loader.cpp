@@ -77,8 +77,9 @@ void RuleSet::ReadSiteRows() const {
 }
 
 
-// A folder of error-site tables (sites.h): its remedies.toml, then every *.tsv in name order; a
-// later folder's table of the same project replaces the earlier one.
+// A folder of error-site tables (sites.h): its remedies.toml, then every *.tsv in name order. A
+// project's table may be split over several files of one folder (a large one is); a later
+// folder's tables of a project replace those of the earlier folders.
 void RuleSetBuilder::LoadSites(const std::string& folder) {
   std::error_code ec;
   const std::string remedies = (fs::path(folder) / "remedies.toml").string();
@@ -102,6 +103,7 @@ void RuleSetBuilder::LoadSites(const std::string& folder) {
     if (e.path().extension() == ".tsv" && e.is_regular_file(ec)) files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   auto& tables = set_->site_tables_;
+  std::set<std::string> projects_here;
   for (const auto& f : files) {
     // The header only, where it names the table's signatures; the rows are read on first use.
     std::ifstream in(f, std::ios::binary);
@@ -130,17 +132,16 @@ void RuleSetBuilder::LoadSites(const std::string& folder) {
     }
     for (auto& [fl, msg] : faults) Fault(f, fl, std::move(msg));
     if (table.project.empty()) continue;
-    auto same = std::find_if(tables.begin(), tables.end(),
-                             [&](const SiteTable& t) { return t.project == table.project; });
-    if (same != tables.end()) *same = std::move(table);
-    else tables.push_back(std::move(table));
+    if (projects_here.insert(table.project).second)
+      std::erase_if(tables, [&](const SiteTable& t) { return t.project == table.project; });
+    tables.push_back(std::move(table));
     if (std::find(set_->files_.begin(), set_->files_.end(), f) == set_->files_.end())
       set_->files_.push_back(f);
   }
 }
 
-// Each key of a table (a taxonomy id or `unclassified`, `:hint` for hint rows) becomes one
-// signature that the table's rows with that key report, and each classified id one cause
+// Each key of a project's tables (a taxonomy id or `unclassified`, `:hint` for hint rows) becomes
+// one signature that their rows with that key report, and each classified id one cause
 // `<id>.src_<project>` that gives way to a written cause of its id, titled by the program's own
 // message and naming where it comes from.
 void RuleSetBuilder::AddSiteTables() {
@@ -160,6 +161,8 @@ void RuleSetBuilder::AddSiteTables() {
                                   (site_remedies_file_.empty() ? "sites/remedies.toml" : site_remedies_file_));
         continue;
       }
+      // A key that another part of the project's table named already has its signature.
+      if (rs.FindSignature(detail::SiteSignatureId(table.project, key)) >= 0) continue;
       SignatureRule s;
       s.id = detail::SiteSignatureId(table.project, key);
       s.site = true;

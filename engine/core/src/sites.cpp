@@ -314,6 +314,11 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
   rows_.reserve(total);
   row_of_.reserve(total);
   for (size_t t = 0; t < tables.size(); ++t) {
+    size_t first = 0;
+    while (tables[first].project != tables[t].project) ++first;
+    project_of_.push_back(first);
+  }
+  for (size_t t = 0; t < tables.size(); ++t) {
     for (size_t r = 0; r < tables[t].rows.size(); ++r) {
       const SiteRow& row = tables[t].rows[r];
       if (t >= row_signature.size() || r >= row_signature[t].size()) continue;
@@ -387,7 +392,7 @@ bool SiteMatcher::BestAsWritten(std::string_view text, Match& out) const {
         const bool hint = row->hint, best_hint = row_of_[best]->hint;
         if (hint > best_hint) continue;
         later = hint == best_hint && k >= best;
-        if (later && rows_[k].first == rows_[best].first) continue;
+        if (later && project_of_[rows_[k].first] == project_of_[rows_[best].first]) continue;
       }
       if (!ShowsPieces(text, *row)) continue;
       if (later) {  // another table's row, as close: the same message in two projects
@@ -395,7 +400,7 @@ bool SiteMatcher::BestAsWritten(std::string_view text, Match& out) const {
         continue;
       }
       if (found && (bytes > best_bytes || row->hint != row_of_[best]->hint)) tie.reset();
-      else if (found && rows_[best].first != rows_[k].first) tie = best;
+      else if (found && project_of_[rows_[best].first] != project_of_[rows_[k].first]) tie = best;
       found = true;
       best = k;
       best_bytes = bytes;
@@ -405,7 +410,7 @@ bool SiteMatcher::BestAsWritten(std::string_view text, Match& out) const {
     out.table = rows_[best].first;
     out.row = rows_[best].second;
     out.also.reset();
-    if (tie && rows_[*tie].first != out.table) out.also = rows_[*tie];
+    if (tie && project_of_[rows_[*tie].first] != project_of_[out.table]) out.also = rows_[*tie];
   }
   return found;
 }

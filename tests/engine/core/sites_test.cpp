@@ -128,6 +128,30 @@ TEST_F(SiteFixture, AMessageOfTwoProjectsNamesBothSites) {
   EXPECT_NE(c.remedy.find("demo demo/config.py:41 (also fork fork/config.py:12)"), std::string::npos) << c.remedy;
 }
 
+// A project's table split over two files of one folder: both parts' rows are read, a key both
+// parts name is one signature (loading gives no fault), and a message both parts hold names one
+// site, the first part's, not the project twice.
+TEST_F(SiteFixture, AProjectsTableInTwoFilesIsOneTable) {
+  std::ofstream(dir_ / "sites" / "demo_2.tsv")
+      << "# project: demo\n# repo: example/demo\n# release: v1.2.3\n"
+         "# commit: 0123456789abcdef0123456789abcdef01234567\n"
+         "demo/legacy.py:9\traise ValueError\terror\tconfig.invalid\tpath+words\t"
+         "Unknown paging layout variant: {*}. Must be one of {*}\tf\"...\"\n"
+         "demo/pool.py:3\traise ValueError\terror\tconfig.invalid\tpath+words\t"
+         "Pool size of the paged cache is not a number: {*}\tf\"...\"\n";
+  auto rules = Load();
+  ASSERT_TRUE(rules);
+  auto incidents = AnalyzeText(rules, "ValueError: Pool size of the paged cache is not a number: many\n");
+  ASSERT_EQ(incidents.size(), 1u);
+  ASSERT_FALSE(incidents[0].causes.empty());
+  EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes[0].cause), "config.invalid");
+  EXPECT_EQ(incidents[0].causes[0].captures.at("site_origin"), "demo demo/pool.py:3");
+  incidents = AnalyzeText(rules, "ValueError: Unknown paging layout variant: fp3. Must be one of fp8, awq\n");
+  ASSERT_EQ(incidents.size(), 1u);
+  ASSERT_FALSE(incidents[0].causes.empty());
+  EXPECT_EQ(incidents[0].causes[0].captures.at("site_origin"), "demo demo/config.py:41");
+}
+
 TEST_F(SiteFixture, AnUnclassifiedSiteKeepsTheProgramsWordsAndSaysWhereTheyComeFrom) {
   auto rules = Load();
   ASSERT_TRUE(rules);

@@ -126,6 +126,9 @@ class SiteMatcher {
   struct Impl;
   std::vector<std::pair<size_t, size_t>> rows_;  // each row's table and its index there
   std::vector<const SiteRow*> row_of_;
+  // Each table's project, as the index of the project's first table (a project's table may be
+  // split over several files): a tie within one project names no second site.
+  std::vector<size_t> project_of_;
   std::unique_ptr<Impl> impl_;
 };
 
