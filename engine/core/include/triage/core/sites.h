@@ -3,7 +3,8 @@
 // the procedure that gave each row its taxonomy id).
 //
 // A table is one project at one release (`rules/sites/<project>.tsv`): a header of `# key: value`
-// lines (project, repo, release, commit) and one row a line, tab-separated:
+// lines (project, repo, release, commit) and one row a line, tab-separated; a large table is split
+// over several files (`<project>_2.tsv`, ...) that loading reads as one:
 //
 //   origin  site  level  cause  why  form  template
 //
