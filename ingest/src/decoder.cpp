@@ -625,9 +625,11 @@ size_t ParseParen(std::string_view s, size_t i, Envelope& env) {
     ok = IsAlpha(in[0]) || in[0] == '_';
     for (char c : in)
       if (!(IsAlnum(c) || c == '_' || c == '-' || c == ':')) ok = false;
-    // "(most ..." and the like are prose; a bare word must be lower-case or CamelCase with a digit
-    // or underscore (raylet, gcs_server, autoscaler).
+    // "(most ..." and the like are prose (a space), and so is a word over 40 bytes; an exception's
+    // class is no process ("(TFileError) util/system/file.cpp:857: can't open ...", as CatBoost's
+    // binaries print their errors).
     if (ok && in.size() > 40) ok = false;
+    if (ok && (in.ends_with("Error") || in.ends_with("Exception"))) ok = false;
   }
   if (!ok) return npos;
   env.SetProcess(in);

@@ -240,6 +240,14 @@ TEST(DecoderPrefix, RayRaylet) {
   EXPECT_EQ(d.line.process.value_or(""), "raylet");
 }
 
+// An exception's class in parentheses, as CatBoost's binaries print their errors, is the message's
+// start, not a process.
+TEST(DecoderPrefix, AnExceptionClassInParenthesesIsNoProcess) {
+  auto d = DecodeOne("(TFileError) util/system/file.cpp:857: can't open \"/data/pool.cd\" with mode RdOnly");
+  EXPECT_FALSE(d.line.process.has_value());
+  EXPECT_EQ(d.line.message.substr(0, 13), "(TFileError) ");
+}
+
 TEST(DecoderPrefix, RayPidOnly) {
   auto d = DecodeOne("(pid=123) ValueError: bad input");
   EXPECT_EQ(d.line.process.value_or(""), "pid=123");

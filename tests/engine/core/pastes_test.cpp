@@ -314,6 +314,63 @@ const Paste kPastes[] = {
     {"a package's syntax newer than the interpreter", "Traceback (most recent call last):\n  File \"train.py\", line 3, "
      "in <module>\n    import pkg\n  File \"/opt/env/lib/python3.6/site-packages/pkg/core.py\", line 12\n    x = "
      "f'{a}'\n          ^\nSyntaxError: invalid syntax\n", "python.version_conflict"},
+    // A library installed as its CPU-only build, asked for the GPU (XGBoost's AssertGPUSupport,
+    // LightGBM's tree learners)
+    {"XGBoost CPU build", "xgboost.core.XGBoostError: [10:21:33] ../src/common/common.h:239: XGBoost version not "
+     "compiled with GPU support.\n", "cuda.no_device"},
+    {"LightGBM CPU build", "lightgbm.basic.LightGBMError: CUDA Tree Learner was not enabled in this build.\nPlease "
+     "recompile with CMake option -DUSE_CUDA=1\n", "cuda.no_device"},
+    // RAPIDS' memory manager out of device memory (cut where the paste was), and a CUDA_CHECK macro's
+    // file and line before the runtime's words
+    {"RMM out of memory", "MemoryError: std::bad_alloc: out_of_memory: CUDA error at: "
+     "/opt/conda/include/rmm/mr/dev\n", "cuda.oom"},
+    {"CUDA_CHECK out of memory", "CUDA error: src/tree/gpu_hist/histogram.cu(88): out of memory\n", "cuda.oom"},
+    // the driver's PTX compiler older than the PTX a JIT library wrote
+    {"driver JIT PTX version", "numba.cuda.cudadrv.driver.LinkerError: [218] Call to cuLinkAddData results in "
+     "UNKNOWN_CUDA_ERROR\nptxas application ptx input, line 9; fatal   : Unsupported .version 8.4; current version "
+     "is '8.0'\nptxas fatal   : Ptx assembly aborted due to errors\n", "cuda.driver_too_old"},
+    // kernels a program compiles at run time, refused
+    {"CuPy runtime compile", "cupy.cuda.compiler.CompileException: /tmp/tmpk2/kern.cu(3): catastrophic error: cannot "
+     "open source file \"cuda/std/cstdint\"\n", "jit.build_failed"},
+    {"GROMACS GPU kernels", "Fatal error:\nFailed to compile NBNXN kernels for GPU #NVIDIA L40S\n", "jit.build_failed"},
+    {"nvcc without MSVC", "nvcc fatal   : Cannot find compiler 'cl.exe' in PATH\n", "jit.build_failed"},
+    // a library's parameter check refusing a parameter, or an option its GPU implementation lacks
+    {"parameter refused by name", "_catboost.CatBoostError: Invalid param `border_count_gpu`.\n", "config.invalid"},
+    {"option not on GPU", "_catboost.CatBoostError: catboost/private/libs/options/loss_description.cpp:101: "
+     "Error: loss function Tweedie is not implemented for task type GPU\n", "config.invalid"},
+    // conda's solvers and the host driver's __cuda virtual package
+    {"conda __cuda constraint", "Could not solve for environment specs\n  - package pytorch-2.1.0-cuda118 has "
+     "constraint __cuda >=11.8 conflicting with __cuda-11.4-0\n", "cuda.driver_too_old"},
+    {"pixi without __cuda", "Error:   × Cannot install environment 'gpu'\n  ╰─▶ Virtual package '__cuda' does not "
+     "match any of the available virtual packages on your machine: [__unix=0=0, __linux=5.15.0=0]\n",
+     "config.invalid"},
+    // JAX's CUDA plugin checking the CUDA libraries it loads
+    {"JAX outdated cuDNN", "RuntimeError: Unable to use CUDA because of the following issues with CUDA components:\n"
+     "Outdated cuDNN installation found.\nVersion JAX was built against: 91000\nMinimum supported: 91000\nInstalled "
+     "version: 90300\n", "python.version_conflict"},
+    {"JAX CUDA library missing", "RuntimeError: Unable to load cuBLAS. Is it installed?\n", "native.lib_not_found"},
+    // PyTorch on Windows naming the DLL it could not load, with no WinError or with 126; with
+    // another WinError (1455: the paging file) the reason is that error's
+    {"torch DLL without WinError", "Error loading \"C:\\py\\Lib\\site-packages\\torch\\lib\\shm.dll\" or one of its "
+     "dependencies.\n", "native.lib_not_found"},
+    {"torch DLL, paging file", "OSError: [WinError 1455] The paging file is too small for this operation to "
+     "complete. Error loading \"C:\\py\\Lib\\site-packages\\torch\\lib\\cudnn_adv64_9.dll\" or one of its "
+     "dependencies.\n", "unclassified"},
+    // a newer libstdc++ or glibc version than the one loaded: the loader finds no library of it
+    {"libstdc++ too old", "ImportError: /usr/lib64/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by "
+     "/opt/env/lib/python3.11/site-packages/ext/_C.so)\n", "native.lib_not_found"},
+    // errors in a program's own words, with no level word: unclassified failures, never silence
+    {"uncaught exception", "Uncaught exception: Could not open snapshot file for reading\n", "unclassified"},
+    {"Yandex util exception", "(TFileError) util/system/file.cpp:857: can't open \"/data/pool.cd\" with mode "
+     "RdOnly (0x00000028)\n", "unclassified"},
+    {"pip exception", "pip._internal.exceptions.DistributionNotFound: No matching distribution found for "
+     "flash-attn==9.9\n", "unclassified"},
+    {"conda exception", "EnvironmentLocationNotFound: Not a conda environment: /opt/envs/missing\n", "unclassified"},
+    {"docker build step", "Step 7/12 : RUN pip install -r requirements.txt\nThe command '/bin/sh -c pip install -r "
+     "requirements.txt' returned a non-zero code: 1\n", "unclassified"},
+    // Omniverse Kit's crash reporter
+    {"Kit crash reporter", "2026-01-02T10:00:00Z [12,345ms] [Fatal] [carb.crashreporter-breakpad.plugin] 000: "
+     "libcarb.so!carbReallocate+0x1b\n", "native.crash"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
@@ -332,6 +389,14 @@ TEST(Pastes, EachFragmentIsClassifiedAsItsProgramsWordsSay) {
                                 : rules->TaxonomyIdOf(incidents[0].causes[0].cause);
     EXPECT_EQ(got, p.cause) << p.kind << ":\n" << p.text;
   }
+}
+
+// JAX probing the platforms it was built with: a TPU that is not there is no failure.
+TEST(Pastes, JaxsProbeOfAnAbsentBackendIsNoIncident) {
+  EXPECT_TRUE(Analyze("I1207 10:00:00.000000 140 xla_bridge.py:884] Unable to initialize backend 'tpu': INTERNAL: "
+                      "Failed to open libtpu.so: libtpu.so: cannot open shared object file: No such file or "
+                      "directory\n")
+                  .empty());
 }
 
 TEST(Pastes, AWarningFollowedByWorkIsNoIncident) {
