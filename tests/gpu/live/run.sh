@@ -41,7 +41,10 @@
 # and a benign run (the tokenizers library's fork warning); @set12 (2026-12-07) torch.compile's
 # fullgraph refusing a graph break, a service that dropped root binding port 80, an operation
 # without a deterministic implementation under use_deterministic_algorithms, a JAX contraction of
-# mismatched shapes. None given: every case. A case expected `none` passes when triage finds no
+# mismatched shapes; @set13 (2026-12-07) a covariance that is not positive-definite given to
+# cholesky, a NaN gradient under anomaly detection, an FFT whose output does not fit, an
+# XLA_PYTHON_CLIENT_ALLOCATOR JAX does not know, a torch.hub model on a host without network, and a
+# benign run (an LD_PRELOAD library that is gone). None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -172,6 +175,12 @@ cases=(
   "port_privileged host.permission - set12"
   "histc_deterministic config.invalid - set12"
   "jax_dot_shape unclassified - set12"
+  "cholesky_not_pd unclassified - set13"
+  "anomaly_nan unclassified - set13"
+  "ld_preload_missing_ok none - set13"
+  "cufft_oom cuda.oom - set13"
+  "xla_allocator_bad config.invalid - set13"
+  "torch_hub_offline model.load_failed - set13"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
