@@ -371,6 +371,43 @@ const Paste kPastes[] = {
     // Omniverse Kit's crash reporter
     {"Kit crash reporter", "2026-01-02T10:00:00Z [12,345ms] [Fatal] [carb.crashreporter-breakpad.plugin] 000: "
      "libcarb.so!carbReallocate+0x1b\n", "native.crash"},
+    // The driver and the GPUs it brings up (or not)
+    {"DKMS build", "Building DKMS module 'nvidia-570.86' for kernel-6.12.1... FAILED!\nDKMS module 'nvidia-570.86' "
+     "failed to build, please check /var/lib/dkms for errors in the log file\n", "jit.build_failed"},
+    {"kernel driver finds no GPU", "[    3.201] NVRM: The NVIDIA probe routine failed for 1 device(s).\n[    3.202] "
+     "NVRM: None of the NVIDIA devices were initialized.\n", "cuda.no_device"},
+    {"Fabric Manager not running", "RuntimeError: CUDA error: system not yet initialized\n", "cuda.no_device"},
+    {"nvidia-smi, typographic apostrophe", "NVIDIA-SMI has failed because it couldn’t communicate with the NVIDIA "
+     "driver. Make sure that the latest NVIDIA driver is installed and running.\n", "cuda.no_device"},
+    {"device node missing", "Error: lstat /dev/nvidia-uvm: no such file or directory\n", "cuda.no_device"},
+    // NVENC and NVDEC as FFmpeg and OBS print their failures
+    {"NVENC without a driver", "[h264_nvenc @ 0x55d1] Cannot load libcuda.so.1\nError initializing output stream "
+     "0:0 -- Error while opening encoder for output stream #0:0\n", "cuda.no_device"},
+    {"NVENC without its library", "[h264_nvenc @ 0x55d1] Cannot load libnvidia-encode.so.1\n[h264_nvenc @ 0x55d1] The "
+     "minimum required Nvidia driver for nvenc is 550.54.15 or newer\n", "native.lib_not_found"},
+    {"NVENC API newer than the driver", "[hevc_nvenc @ 0x1a2b] Driver does not support the required nvenc API "
+     "version. Required: 13.0 Found: 12.1\n", "cuda.driver_too_old"},
+    {"NVENC parameter refused", "[jim-nvenc] init_encoder_hevc: nv.nvEncInitializeEncoder(enc->session, "
+     "&enc->params) failed: 8 (NV_ENC_ERR_INVALID_PARAM)\n", "config.invalid"},
+    // libraries built without CUDA, other toolkits' words
+    {"OpenCV without CUDA", "cv2.error: OpenCV(4.10.0) /io/opencv/modules/core/include/opencv2/core/private.cuda.hpp:"
+     "106: error: (-216:No CUDA support) The library is compiled without CUDA support in function "
+     "'throw_no_cuda'\n", "cuda.no_device"},
+    {"TVM without CUDA", "tvm._ffi.base.TVMError: Check failed: bf != nullptr: Target cuda is not enabled\n",
+     "cuda.no_device"},
+    {"Paddle out of memory", "ResourceExhaustedError: \n\nOut of memory error on GPU 0. Cannot allocate 2.000000GB "
+     "memory on GPU 0, 78.500000GB memory has been allocated and available memory is only 1.200000GB.\n",
+     "cuda.oom"},
+    {"ptxas older than the PTX", "ptxas /tmp/kernel.ptx, line 5; fatal   : Unsupported .version 8.7; current version "
+     "is '8.4'\nptxas fatal   : Ptx assembly aborted due to errors\n", "cuda.toolkit_too_old_for_arch"},
+    {"MSVC header missing", "kernels.cu(3): fatal error C1083: Cannot open include file: 'cuda_fp8.h': No such file "
+     "or directory\n", "jit.build_failed"},
+    {"GStreamer element missing", "WARNING: erroneous pipeline: no element \"nvv4l2h265enc\"\n", "config.invalid"},
+    {"half precision on the CPU", "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'\n", "config.invalid"},
+    {"Chainer without CuPy", "AttributeError: module 'chainer.backends.cuda' has no attribute 'cupy'\n",
+     "python.module_missing"},
+    {"Blender Cycles without a GPU", "Error: Found no Cycles device of the specified type\nBlender quit\n",
+     "cuda.no_device"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
