@@ -408,6 +408,30 @@ const Paste kPastes[] = {
      "python.module_missing"},
     {"Blender Cycles without a GPU", "Error: Found no Cycles device of the specified type\nBlender quit\n",
      "cuda.no_device"},
+    // s43 to s45's kinds: capability gates in other words, NVIDIA's libraries' refusals, Triton
+    // server's model configuration, hub downloads, packages named with their pip command
+    {"FP8 needs a newer GPU", "AssertionError: Device compute capability 8.9 or higher required for FP8 "
+     "execution.\n", "lib.arch_unsupported"},
+    {"TensorRT without the GPU's SM", "[TRT] [E] 1: Unsupported SM: 0x700\n", "lib.arch_unsupported"},
+    {"Triton model config datatype", "E1207 10:00:00.000 1 model_lifecycle.cc:654] failed to load 'ranker': "
+     "unexpected datatype TYPE_INT32 for inference input 'ids', expecting TYPE_INT64\n", "config.invalid"},
+    {"script's leftover options", "ValueError: Invalid options ['--sigma-infer', '0.9']\n", "config.invalid"},
+    {"nvcc older than -arch=native", "nvcc fatal   : Value 'native' is not defined for option "
+     "'gpu-architecture'\nmake: *** [Makefile:120: kernels.o] Error 1\n", "jit.build_failed"},
+    {"docker without the NVIDIA runtime", "docker: Error response from daemon: could not select device driver with "
+     "capabilities: [[gpu]]\n", "cuda.no_device"},
+    {"OOM with its numbers cut", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate xxx GiB\n",
+     "cuda.oom"},
+    {"model checksum", "RuntimeError: Model has been downloaded but the SHA256 checksum does not match. Please "
+     "retry loading the model.\n", "model.load_failed"},
+    {"gated pipeline", "Could not download 'pyannote/segmentation-3.0' model.\nIt might be because the model is "
+     "private or gated so make sure to authenticate.\n", "model.load_failed"},
+    {"package named with its pip command", "ImportError: Using `low_cpu_mem_usage=True` or a `device_map` requires "
+     "Accelerate: `pip install accelerate`\n", "python.module_missing"},
+    {"Transformer Engine without its PyTorch part", "AttributeError: module 'transformer_engine' has no attribute "
+     "'pytorch'\n", "python.module_missing"},
+    {"AttributeError's message alone", "'tensorrt.tensorrt.Builder' object has no attribute 'max_workspace_size'\n",
+     "python.symbol_missing"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
