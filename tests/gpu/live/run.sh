@@ -44,7 +44,10 @@
 # mismatched shapes; @set13 (2026-12-07) a covariance that is not positive-definite given to
 # cholesky, a NaN gradient under anomaly detection, an FFT whose output does not fit, an
 # XLA_PYTHON_CLIENT_ALLOCATOR JAX does not know, a torch.hub model on a host without network, and a
-# benign run (an LD_PRELOAD library that is gone). None given: every case. A case expected `none` passes when triage finds no
+# benign run (an LD_PRELOAD library that is gone); @set14 (2026-12-07) FlashAttention-2 asked of
+# transformers without flash_attn, a 4-bit load without bitsandbytes, an extension built for sm_80
+# only, spawned CUDA workers without a __main__ guard, and a benign run (a process group not
+# destroyed at exit). None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -181,6 +184,11 @@ cases=(
   "cufft_oom cuda.oom - set13"
   "xla_allocator_bad config.invalid - set13"
   "torch_hub_offline model.load_failed - set13"
+  "hf_flash_attn_missing python.module_missing - set14"
+  "hf_bnb_missing python.module_missing - set14"
+  "ext_arch_mismatch cuda.no_kernel_image - set14"
+  "spawn_no_main_guard unclassified - set14"
+  "pg_not_destroyed_ok none - set14"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
