@@ -6,6 +6,7 @@ os.environ["TORCH_CUDA_ARCH_LIST"] = "8.0"
 from torch.utils.cpp_extension import load_inline
 cuda_src = r"""
 #include <torch/extension.h>
+#include <c10/cuda/CUDAException.h>
 __global__ void twice(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.f; }
 torch::Tensor run(torch::Tensor x) {
   twice<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), x.numel());
