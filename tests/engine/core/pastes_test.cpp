@@ -432,6 +432,9 @@ const Paste kPastes[] = {
      "'pytorch'\n", "python.module_missing"},
     {"AttributeError's message alone", "'tensorrt.tensorrt.Builder' object has no attribute 'max_workspace_size'\n",
      "python.symbol_missing"},
+    {"optional package in a library's words", "ImportError: FlashAttention2 has been toggled on, but it cannot be "
+     "used due to the following error: the package for FlashAttention2 doesn't seem to be installed.\n",
+     "python.module_missing"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
