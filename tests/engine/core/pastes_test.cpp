@@ -435,6 +435,8 @@ const Paste kPastes[] = {
     {"optional package in a library's words", "ImportError: FlashAttention2 has been toggled on, but it cannot be "
      "used due to the following error: the package for FlashAttention2 doesn't seem to be installed.\n",
      "python.module_missing"},
+    {"Java exception with its package", "Error message: org.bytedeco.javacv.FrameRecorder$Exception: avcodec_open2() "
+     "error -22: Could not open video codec.\n", "unclassified"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
