@@ -437,6 +437,24 @@ const Paste kPastes[] = {
      "python.module_missing"},
     {"Java exception with its package", "Error message: org.bytedeco.javacv.FrameRecorder$Exception: avcodec_open2() "
      "error -22: Could not open video codec.\n", "unclassified"},
+    // s46 to s48's kinds: RDMA and NCCL's network, kernel modules, platforms' limits
+    {"libibverbs provider probe", "libibverbs: Warning: couldn't load driver 'libmlx4-rdmav34.so': libmlx4-rdmav34.so: "
+     "cannot open shared object file: No such file or directory\n", ""},
+    {"NCCL net plugin probe", "Unable to load libnccl-net.so : libnccl-net.so: cannot open shared object file: No "
+     "such file or directory\n", ""},
+    {"NCCL WARN without its host", "misc/socket.cc:488 NCCL WARN socketStartConnect: Connect to 10.0.0.2<43211> "
+     "failed : Software caused connection abort\n", "nccl.failure"},
+    {"RDMA memory lock limit", "[1730117228.17] [node1:3000:0] ib_iface.c:751 UCX ERROR ibv_create_cq(cqe=4096) "
+     "failed: Cannot allocate memory\n", "host.permission"},
+    {"kernel module symbols", "[ 12.5] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)\n",
+     "native.undefined_symbol"},
+    {"diffusers weights file missing", "OSError: Error no file named diffusion_pytorch_model.safetensors found in "
+     "directory /models/sdxl/unet.\n", "model.load_failed"},
+    {"platform limit", "gradio.exceptions.Error: 'The requested GPU duration (240s) is larger than the maximum "
+     "allowed'\n", "config.invalid"},
+    {"Triton launcher stub compile", "subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpx/main.c', "
+     "'-O3', '-shared', '-fPIC', '-o', '/tmp/tmpx/cuda_utils.so']' returned non-zero exit status 1.\n",
+     "jit.build_failed"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
