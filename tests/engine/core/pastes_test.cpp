@@ -455,6 +455,18 @@ const Paste kPastes[] = {
     {"Triton launcher stub compile", "subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpx/main.c', "
      "'-O3', '-shared', '-fPIC', '-o', '/tmp/tmpx/cuda_utils.so']' returned non-zero exit status 1.\n",
      "jit.build_failed"},
+    // s49 and s51's kinds: Vulkan and OpenCL result codes, the GPU's performance counters
+    {"Vulkan without a driver", "vkCreateInstance failed -9\ninvalid gpu device\n", "native.lib_not_found"},
+    {"Vulkan device memory", "ggml_vulkan: Device memory allocation of size 118497280 failed.\nggml_vulkan: "
+     "vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n", "cuda.oom"},
+    {"Vulkan code in TVM's words", "InternalError: Check failed: (__e == VK_SUCCESS) is false: Vulkan Error, "
+     "code=-2: VK_ERROR_OUT_OF_DEVICE_MEMORY\n", "cuda.oom"},
+    {"OpenCL without a platform", "pyopencl._cl.LogicError: clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR\n",
+     "native.lib_not_found"},
+    {"OpenCL build", "OpenCL error code -11 at main.cpp [176]: clBuildProgram(program, 0, NULL, opts, NULL, NULL)\n",
+     "jit.build_failed"},
+    {"GPU counters for admins only", "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access "
+     "NVIDIA GPU Performance Counters on the target device 0.\n", "host.permission"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
