@@ -116,10 +116,27 @@ def files_of(tree, under):
 PART_BYTES = 1_500_000
 
 
+def header_project(path):
+    """The `# project:` of the table file at `path` ("" when it has none or cannot be read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.startswith("#"):
+                    break
+                if line.startswith("# project:"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def table_parts(table):
-    """The files of the table written at `table` (<project>.tsv): it and its parts <project>_N.tsv."""
+    """The files of the table written at `table` (<project>.tsv): it and its parts <project>_N.tsv,
+    those whose header names the same project (another project may be called <project>_N)."""
     stem = table[:-len(".tsv")] if table.endswith(".tsv") else table
-    parts = [p for p in glob.glob(glob.escape(stem) + "_*.tsv") if re.fullmatch(r"_\d+\.tsv", p[len(stem):])]
+    project = header_project(table) if os.path.exists(table) else ""
+    parts = [p for p in glob.glob(glob.escape(stem) + "_*.tsv") if re.fullmatch(r"_\d+\.tsv", p[len(stem):])
+             and (not project or header_project(p) == project)]
     return [table] + sorted(parts, key=lambda p: int(p[len(stem) + 1:-len(".tsv")]))
 
 
@@ -130,11 +147,12 @@ def write_parts(out, header, files, lines, part_bytes=PART_BYTES):
     left. Returns the paths written."""
     chunks, size = [[]], 0
     for line in lines:
-        if chunks[-1] and size + len(line) + 1 > part_bytes:
+        n = len(line.encode("utf-8")) + 1
+        if chunks[-1] and size + n > part_bytes:
             chunks.append([])
             size = 0
         chunks[-1].append(line)
-        size += len(line.encode("utf-8")) + 1
+        size += n
     stem = out[:-len(".tsv")] if out.endswith(".tsv") else out
     paths = [out] + ["%s_%d.tsv" % (stem, i + 1) for i in range(1, len(chunks))]
     owner = {}  # each file's part: the first that holds a row of it
@@ -150,8 +168,9 @@ def write_parts(out, header, files, lines, part_bytes=PART_BYTES):
             f.write("# columns: origin\tsite\tlevel\tcause\twhy\tform\ttemplate\n")
             for line in chunk:
                 f.write(line + "\n")
-    for stale in table_parts(out)[len(paths):]:
-        os.remove(stale)
+    for stale in table_parts(out):
+        if stale not in paths:
+            os.remove(stale)
     return paths
 
 

@@ -70,6 +70,32 @@ class WritePartsTest(unittest.TestCase):
         self.assertEqual(build_table.table_parts(self.out), [self.out])
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "demo_2.tsv")))
 
+    def test_the_limit_counts_bytes(self):
+        lines = ["demo/u.py:%d\traise X\terror\tunclassified\tdefault\t%s\tx" % (i, "é" * 40) for i in range(40)]
+        paths = build_table.write_parts(self.out, HEADER, self.files, lines, part_bytes=1000)
+        for p in paths:
+            with open(p, "rb") as f:
+                rows = [l for l in f.read().split(b"\n") if l and not l.startswith(b"#")]
+            self.assertLessEqual(sum(len(r) + 1 for r in rows), 1000)
+
+    def test_another_projects_table_named_like_a_part_is_left_alone(self):
+        other = os.path.join(self.tmp.name, "demo_12.tsv")
+        with open(other, "w", encoding="utf-8") as f:
+            f.write("# project: demo_12\n# columns: origin\n")
+        build_table.write_parts(self.out, HEADER, self.files, rows(100), part_bytes=2000)
+        build_table.write_parts(self.out, HEADER, self.files, rows(5), part_bytes=2000)
+        self.assertTrue(os.path.exists(other))
+        self.assertEqual(build_table.table_parts(self.out), [self.out])
+
+    def test_a_part_numbered_out_of_order_is_removed_not_the_new_one(self):
+        stray = os.path.join(self.tmp.name, "demo_1.tsv")
+        with open(stray, "w", encoding="utf-8") as f:
+            f.writelines(HEADER)
+        paths = build_table.write_parts(self.out, HEADER, self.files, rows(100), part_bytes=2000)
+        self.assertFalse(os.path.exists(stray))
+        for p in paths:
+            self.assertTrue(os.path.exists(p))
+
     def test_keep_reads_every_part(self):
         build_table.write_parts(self.out, HEADER, self.files, rows(100), part_bytes=2000)
         files, kept = build_table.kept_rows(self.out, {"demo/f0.py"})
