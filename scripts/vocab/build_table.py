@@ -130,10 +130,15 @@ def header_project(path):
     return ""
 
 
+def stem_of(table):
+    """`table`'s path without its .tsv."""
+    return table[:-len(".tsv")] if table.endswith(".tsv") else table
+
+
 def table_parts(table):
     """The files of the table written at `table` (<project>.tsv): it and its parts <project>_N.tsv,
     those whose header names the same project (another project may be called <project>_N)."""
-    stem = table[:-len(".tsv")] if table.endswith(".tsv") else table
+    stem = stem_of(table)
     project = header_project(table) if os.path.exists(table) else ""
     parts = [p for p in glob.glob(glob.escape(stem) + "_*.tsv") if re.fullmatch(r"_\d+\.tsv", p[len(stem):])
              and (not project or header_project(p) == project)]
@@ -153,7 +158,7 @@ def write_parts(out, header, files, lines, part_bytes=PART_BYTES):
             size = 0
         chunks[-1].append(line)
         size += n
-    stem = out[:-len(".tsv")] if out.endswith(".tsv") else out
+    stem = stem_of(out)
     paths = [out] + ["%s_%d.tsv" % (stem, i + 1) for i in range(1, len(chunks))]
     owner = {}  # each file's part: the first that holds a row of it
     for i, chunk in enumerate(chunks):
@@ -174,22 +179,33 @@ def write_parts(out, header, files, lines, part_bytes=PART_BYTES):
     return paths
 
 
-def kept_rows(table, present):
-    """The '# file:' entries and rows (as written, already escaped) of `table` (all its parts)
-    whose file is not in `present`."""
-    files, rows = [], []
-    for part in table_parts(table):
+def read_parts(table):
+    """The table at `table`, all its parts read as one: its first part's header lines (with their
+    newlines; no '# file:' or '# columns:' line), its '# file:' entries ([path, commit]) and its
+    rows (as written, escaped, without the newline)."""
+    header, files, rows = [], [], []
+    for i, part in enumerate(table_parts(table)):
         with open(part, encoding="utf-8") as f:
             for line in f:
                 if line.startswith("# file: "):
-                    path, commit = line[len("# file: "):].split()[:2]
-                    if path not in present:
-                        files.append([path, commit])
-                elif line.strip() and not line.startswith("#"):
-                    cols = line.rstrip("\n").split("\t")
-                    if cols[0].rsplit(":", 1)[0] not in present:
-                        rows.append(cols)
-    return files, rows
+                    files.append(line[len("# file: "):].split()[:2])
+                elif line.startswith("# columns:"):
+                    continue
+                elif line.startswith("#") or not line.strip():
+                    if i == 0:
+                        header.append(line)
+                else:
+                    rows.append(line.rstrip("\n"))
+    return header, files, rows
+
+
+def kept_rows(table, present):
+    """The '# file:' entries and rows (split into columns) of `table` (all its parts) whose file is
+    not in `present`."""
+    _, files, rows = read_parts(table)
+    cols = [r.split("\t") for r in rows]
+    return ([f for f in files if f[0] not in present],
+            [c for c in cols if c[0].rsplit(":", 1)[0] not in present])
 
 
 def main():

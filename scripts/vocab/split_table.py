@@ -15,20 +15,8 @@ import build_table  # noqa: E402
 
 
 def split(table, part_bytes=build_table.PART_BYTES):
-    header, files, lines = [], [], []
-    for i, part in enumerate(build_table.table_parts(table)):
-        with open(part, encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("# file: "):
-                    files.append(line[len("# file: "):].split()[:2])
-                elif line.startswith("# columns:"):
-                    continue
-                elif line.startswith("#") or not line.strip():
-                    if i == 0:
-                        header.append(line)
-                else:
-                    lines.append(line.rstrip("\n"))
-    return build_table.write_parts(table, header, files, lines, part_bytes), len(lines)
+    header, files, rows = build_table.read_parts(table)
+    return build_table.write_parts(table, header, files, rows, part_bytes), len(rows)
 
 
 def main(argv=None):

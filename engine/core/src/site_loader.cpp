@@ -151,6 +151,9 @@ void RuleSetBuilder::AddSiteTables() {
       const auto [cause_view, hint] = SplitSiteSignatureKey(key);
       const std::string cause(cause_view);
       const bool unclassified = cause == "unclassified";
+      const std::string sig_id = detail::SiteSignatureId(table.project, key);
+      // A key that another part of the project's table named already has its signature.
+      if (rs.FindSignature(sig_id) >= 0) continue;
       if (!unclassified && !rs.taxonomy_.empty() &&
           std::find(rs.taxonomy_.begin(), rs.taxonomy_.end(), cause) == rs.taxonomy_.end()) {
         Fault(table.file, 1, "cause outside the taxonomy: '" + cause + "'");
@@ -161,17 +164,14 @@ void RuleSetBuilder::AddSiteTables() {
                                   (site_remedies_file_.empty() ? "sites/remedies.toml" : site_remedies_file_));
         continue;
       }
-      // A key that another part of the project's table named already has its signature.
-      if (rs.FindSignature(detail::SiteSignatureId(table.project, key)) >= 0) continue;
       SignatureRule s;
-      s.id = detail::SiteSignatureId(table.project, key);
+      s.id = sig_id;
       s.site = true;
       s.hint = hint;
       s.strength = unclassified ? 0.02 : hint ? 0.2 : 0.45;
       s.vocabulary = "sites:" + table.project;
       s.file = table.file;
       s.line = 1;
-      const std::string sig_id = s.id;
       AddSignature(std::move(s));
       if (unclassified) continue;
       const std::string cause_id = cause + ".src_" + table.project;
