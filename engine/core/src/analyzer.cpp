@@ -586,20 +586,37 @@ struct Analyzer::Impl {
     fragment_lines[ev.source].push_back({ev, std::string(e.source), e});
   }
 
-  // The signals of the lines KeepFragmentLine kept of a source that ended as a fragment.
-  void FragmentSignals(std::vector<FragmentLine>& lines) {
-    std::vector<Pending> signals;
+  // The signals of the lines KeepFragmentLine kept of a source that ended as a fragment. A
+  // line's own words of failure (a `scope.kind = "fragment"` signature) count only where nothing
+  // else of the source spoke: no site row, no signal, no failure, no line of a benign signature.
+  void FragmentSignals(uint32_t source_id, std::vector<FragmentLine>& lines) {
+    std::vector<Pending> signals, words;
     for (FragmentLine& f : lines) {
       EventContext e(f.ev);
       static_cast<EventOrigin&>(e) = f.origin;
       e.source = f.source;
-      for (const SignatureHit& h : rules->MatchSites(f.ev))
-        signals.push_back({RecordOf(e, h, false), f.ev.source, e.stream, e.t, f.ev.time,
-                           f.ev.host ? *f.ev.host : std::string(), false});
+      for (const SignatureHit& h : rules->MatchSites(f.ev)) {
+        const bool own_words = rules->signatures()[size_t(h.signature)].kind == ScopeKind::kFragment;
+        (own_words ? words : signals)
+            .push_back({RecordOf(e, h, false), f.ev.source, e.stream, e.t, f.ev.time,
+                        f.ev.host ? *f.ev.host : std::string(), false});
+      }
     }
+    if (signals.empty() && Silent(source_id)) signals = std::move(words);
     // The input's first lines: older than any signal pending (ExpireTimed takes the front first).
     pending.insert(pending.begin(), std::make_move_iterator(signals.begin()),
                    std::make_move_iterator(signals.end()));
+  }
+
+  // Nothing of the source spoke: no signal waits, no window holds a failure of it, no line of a
+  // benign signature showed.
+  bool Silent(uint32_t source_id) const {
+    if (last_benign_line.count(source_id)) return false;
+    for (const Pending& p : pending)
+      if (p.source_id == source_id) return false;
+    for (const Window& w : windows)
+      if (w.source_id == source_id && !w.failures.empty()) return false;
+    return true;
   }
 
   // A traceback that a logger printed with a record at WARNING or lower, the line just before
@@ -1013,7 +1030,7 @@ struct Analyzer::Impl {
   // end of that stream's process at `last_line` (a restart follows it), its signals only.
   void EndSource(uint32_t source_id, uint64_t last_line, const std::string* stream = nullptr) {
     if (auto f = fragment_lines.find(source_id); f != fragment_lines.end() && !stream) {
-      if (last_line <= kFragmentLines) FragmentSignals(f->second);
+      if (last_line <= kFragmentLines) FragmentSignals(source_id, f->second);
       fragment_lines.erase(f);
     }
     const Pending* tail = nullptr;

@@ -144,8 +144,10 @@ bool RuleSetBuilder::ReadSignature(const std::string& file, const toml::table& t
       else if (kind == "line") s.kind = ScopeKind::kLine;
       else if (kind == "traceback") s.kind = ScopeKind::kTraceback;
       else if (kind == "block") s.kind = ScopeKind::kBlock;
+      else if (kind == "fragment") s.kind = ScopeKind::kFragment;
       else {
-        Fault(file, sl, "scope.kind must be one of any, line, traceback, block (not '" + kind + "')");
+        Fault(file, sl, "scope.kind must be one of any, line, traceback, block, fragment (not '" +
+                            kind + "')");
         ok = false;
       }
       if (exc == "any") s.exception = ScopeException::kAny;
@@ -667,6 +669,10 @@ std::unique_ptr<RuleSet::Compiled> RuleSetBuilder::Compile() {
   for (size_t i = 0; i < rs.signatures_.size(); ++i) {
     const SignatureRule& s = rs.signatures_[i];
     if (s.site) continue;
+    if (s.kind == ScopeKind::kFragment) {
+      c->fragment_only.push_back(int(i));
+      continue;
+    }
     if (s.error_level) c->error_level.push_back(int(i));
     if (s.literals.empty()) {
       c->unfiltered.push_back(int(i));
@@ -740,7 +746,7 @@ RuleSet::Compiled::Subset RuleSetBuilder::CompileSubset(
   std::map<std::pair<std::string, bool>, size_t> literal_index;
   for (size_t i = 0; i < rs.signatures_.size(); ++i) {
     const SignatureRule& s = rs.signatures_[i];
-    if (!in(s)) continue;
+    if (!in(s) || s.kind == ScopeKind::kFragment) continue;
     sub.member[i] = true;
     // The site matcher reports a table's rows under their signature's id, whatever made it.
     sub.whole_match |= s.site || s.id.rfind("site.", 0) == 0;

@@ -24,6 +24,8 @@ const char* ScopeKindName(ScopeKind k) {
       return "traceback";
     case ScopeKind::kBlock:
       return "block";
+    case ScopeKind::kFragment:
+      return "fragment";
     case ScopeKind::kAny:
       break;
   }
@@ -300,10 +302,13 @@ class EventMatcher {
   }
 
   void Traceback(const ingest::Event& event, std::vector<SignatureHit>& out);
+  void FragmentWords(std::string_view text, const TextPlace& at, std::vector<SignatureHit>& out);
 
  private:
   void Candidates(std::string_view text);
   void Regexes(std::string_view text, const TextPlace& at, std::vector<SignatureHit>& out);
+  std::optional<SignatureHit> RegexHit(int s, std::string_view text, const TextPlace& at,
+                                       bool anchored);
 
   const RuleSet& rules_;
   const RuleSet::Compiled& c_;
@@ -381,27 +386,47 @@ void EventMatcher::Regexes(std::string_view text, const TextPlace& at,
     if (rule.error_level || !InScope(rule, at.place, at.last_exception)) continue;
     if (at.chain_only && rule.exception == ScopeException::kAny) continue;
     if (!rule.row_words.empty() && !holds_a_word(rule.row_words)) continue;
-    const RuleSet::Compiled::LazyRegex& lazy = c_.Regex(rule, size_t(s));
-    const RE2* re = lazy.re.get();
-    if (!re) continue;
-    const re2::StringPiece sp(text.data(), text.size());
-    const RE2::Anchor anchor =
-        one_line && c_.starts_lines[size_t(s)] ? RE2::ANCHOR_START : RE2::UNANCHORED;
-    if (!re->Match(sp, 0, sp.size(), anchor, nullptr, 0)) continue;
-    const int ngroups = re->NumberOfCapturingGroups();
-    std::array<re2::StringPiece, 16> few;
-    std::vector<re2::StringPiece> many(ngroups < int(few.size()) ? 0 : size_t(ngroups) + 1);
-    re2::StringPiece* sub = many.empty() ? few.data() : many.data();
-    if (!re->Match(sp, 0, sp.size(), anchor, sub, ngroups + 1)) continue;
-    SignatureHit hit = HitAt(s, at);
-    hit.matched = std::string(sub[0].data(), sub[0].size());
-    const auto& names = lazy.names;
-    for (int g = 1; g <= ngroups; ++g) {
-      if (size_t(g) < names.size() && !names[size_t(g)].empty() && sub[size_t(g)].data())
-        hit.captures[names[size_t(g)]] = std::string(sub[size_t(g)].data(), sub[size_t(g)].size());
-    }
-    for (const auto& [k, v] : rule.fixed_captures) hit.captures.emplace(k, v);
-    out.push_back(std::move(hit));
+    if (auto hit = RegexHit(s, text, at, one_line && c_.starts_lines[size_t(s)]))
+      out.push_back(std::move(*hit));
+  }
+}
+
+// The hit of signature `s` on `text` where its regex matches (from the text's start only when
+// `anchored`), with its named captures and fixed ones.
+std::optional<SignatureHit> EventMatcher::RegexHit(int s, std::string_view text,
+                                                   const TextPlace& at, bool anchored) {
+  const SignatureRule& rule = rules_.signatures()[size_t(s)];
+  const RuleSet::Compiled::LazyRegex& lazy = c_.Regex(rule, size_t(s));
+  const RE2* re = lazy.re.get();
+  if (!re) return std::nullopt;
+  const re2::StringPiece sp(text.data(), text.size());
+  const RE2::Anchor anchor = anchored ? RE2::ANCHOR_START : RE2::UNANCHORED;
+  if (!re->Match(sp, 0, sp.size(), anchor, nullptr, 0)) return std::nullopt;
+  const int ngroups = re->NumberOfCapturingGroups();
+  std::array<re2::StringPiece, 16> few;
+  std::vector<re2::StringPiece> many(ngroups < int(few.size()) ? 0 : size_t(ngroups) + 1);
+  re2::StringPiece* sub = many.empty() ? few.data() : many.data();
+  if (!re->Match(sp, 0, sp.size(), anchor, sub, ngroups + 1)) return std::nullopt;
+  SignatureHit hit = HitAt(s, at);
+  hit.matched = std::string(sub[0].data(), sub[0].size());
+  const auto& names = lazy.names;
+  for (int g = 1; g <= ngroups; ++g) {
+    if (size_t(g) < names.size() && !names[size_t(g)].empty() && sub[size_t(g)].data())
+      hit.captures[names[size_t(g)]] = std::string(sub[size_t(g)].data(), sub[size_t(g)].size());
+  }
+  for (const auto& [k, v] : rule.fixed_captures) hit.captures.emplace(k, v);
+  return hit;
+}
+
+// The first of the fragment-scoped signatures whose regex `text` matches, in the rules' order:
+// a benign one that matches first (the line says the program went on) leaves `out` as it was.
+void EventMatcher::FragmentWords(std::string_view text, const TextPlace& at,
+                                 std::vector<SignatureHit>& out) {
+  for (int s : c_.fragment_only) {
+    auto hit = RegexHit(s, text, at, false);
+    if (!hit) continue;
+    if (!rules_.signatures()[size_t(s)].benign) out.push_back(std::move(*hit));
+    return;
   }
 }
 
@@ -492,7 +517,9 @@ std::vector<SignatureHit> RuleSet::MatchSites(const ingest::Event& event) const 
     if (text.find(w) != std::string_view::npos) return out;
   EventMatcher m(*this, *compiled_, MatchScope::kAll, nullptr);
   const uint64_t line = event.lines.empty() ? event.first_line : event.lines[0].number;
-  m.Sites(text, {Place::kLineEvent, false, line, 0, -1, false}, out, /*most_of_text=*/true);
+  const TextPlace at{Place::kLineEvent, false, line, 0, -1, false};
+  m.Sites(text, at, out, /*most_of_text=*/true);
+  if (out.empty()) m.FragmentWords(text, at, out);
   return out;
 }
 

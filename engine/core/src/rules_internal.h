@@ -103,6 +103,9 @@ struct RuleSet::Compiled {
   }
   // Signatures of `scope.level = "error"`: tried on every line event logged at ERROR or above.
   std::vector<int> error_level;
+  // Signatures of `scope.kind = "fragment"`, in the order of the rules: tried by MatchSites
+  // alone, on a line of a short input that no site row matched; never part of the scan.
+  std::vector<int> fragment_only;
   // By signature: every match of its pattern starts a line (MatchesStartLines), so that on
   // a text of one line it is tried at the text's start only.
   std::vector<bool> starts_lines;

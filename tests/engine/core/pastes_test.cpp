@@ -574,6 +574,37 @@ TEST(Pastes, AnErrorMessageWithoutLevelCountsOnlyInAFragment) {
   EXPECT_TRUE(inside.Finish().empty());
 }
 
+// A paste whose only line says in its own words that something failed, in no form a rule or an
+// error-site row knows, is a failure titled by that line; not where it says the program went on,
+// not where another line of the input is a known benign one, not among the lines of a longer log,
+// and not where a rule found a cause (the line does not outrank it).
+TEST(Pastes, AFragmentsOwnWordsOfFailureAreAnUnclassifiedFailure) {
+  for (const char* text : {"open() failed: No such file or directory\n",
+                           "Couldn't register GPU MR\n",
+                           "unexpected key \"module.features.conv0.weight\" in state_dict\n"}) {
+    const auto incidents = Analyze(text);
+    ASSERT_EQ(incidents.size(), 1u) << text;
+    ASSERT_FALSE(incidents[0].causes.empty()) << text;
+    EXPECT_EQ(incidents[0].causes[0].cause, "unclassified") << text;
+    EXPECT_NE(incidents[0].causes[0].title.find(std::string(text).substr(0, 12)), std::string::npos)
+        << incidents[0].causes[0].title;
+  }
+  EXPECT_TRUE(Analyze("gemm_config.in is not found; using default GEMM algo\n").empty());
+  EXPECT_TRUE(Analyze("Could not open the optional plugin, falling back to the built-in one\n").empty());
+  EXPECT_TRUE(Analyze("2024-08-15 02:53:40.372242: E external/local_xla/xla/stream_executor/cuda/cuda_blas.cc:1452] "
+                      "Unable to register cuBLAS factory: Attempting to register factory for plugin cuBLAS when one "
+                      "has already been registered\n")
+                  .empty());
+  std::string log;
+  for (int i = 0; i < 12; ++i) log += "loading shard " + std::to_string(i) + " of 12\n";
+  EXPECT_TRUE(Analyze(log + "open() failed: No such file or directory\n").empty());
+  const auto oom = Analyze("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                           "could not finish the epoch\n");
+  ASSERT_FALSE(oom.empty());
+  ASSERT_FALSE(oom[0].causes.empty());
+  EXPECT_EQ(oom[0].causes[0].cause, "cuda.oom");
+}
+
 // A traceback that logging printed with a warning of its own exception (exc_info) was caught: a
 // batch-size finder's OOM, logged, retried smaller, then training. The same traceback after a
 // warning about something else is a crash.

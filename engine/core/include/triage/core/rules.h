@@ -30,12 +30,13 @@ namespace triage::core {
 
 class KnownBugBase;
 
-// Which events a signature is tried on.
-enum class ScopeKind { kAny, kLine, kTraceback, kBlock };
+// Which events a signature is tried on. kFragment: only the lines of an input short enough to be
+// a pasted fragment (kFragmentLines) that nothing else matched (RuleSet::MatchSites).
+enum class ScopeKind { kAny, kLine, kTraceback, kBlock, kFragment };
 // Which part of a traceback: any line or exception, only the last exception, any exception.
 enum class ScopeException { kAny, kLast, kChain };
 
-const char* ScopeKindName(ScopeKind k);            // "any", "line", "traceback", "block"
+const char* ScopeKindName(ScopeKind k);  // "any", "line", "traceback", "block", "fragment"
 const char* ScopeExceptionName(ScopeException e);  // "any", "last", "chain"
 
 struct SignatureRule {
@@ -267,7 +268,8 @@ class RuleSet {
   // logged at ERROR, where the row's constant text is at least half of the line and the line
   // does not say it is a warning (none for another kind of event): for a line whose level is
   // not known to be an error, kept for when its input turns out to be a pasted fragment
-  // (Analyzer).
+  // (Analyzer). Where no row does, the first `scope.kind = "fragment"` signature that matches
+  // (none where that one is benign).
   std::vector<SignatureHit> MatchSites(const ingest::Event& event) const;
   // Compiles every signature's regex now (they are otherwise compiled when first needed; loading
   // only parses them) and reports those that do not compile (`rules check`).
