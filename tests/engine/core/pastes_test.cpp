@@ -467,6 +467,40 @@ const Paste kPastes[] = {
      "jit.build_failed"},
     {"GPU counters for admins only", "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access "
      "NVIDIA GPU Performance Counters on the target device 0.\n", "host.permission"},
+    // s52 to s57's kinds: Windows front ends, clusters, the stack's Rust and C++ programs
+    {"DirectML allocator", "RuntimeError: Could not allocate tensor with 20971520 bytes. There is not enough GPU "
+     "video memory available!\n", "cuda.oom"},
+    {"zsh job killed", "[2]  + 48211 killed     python3 convert.py --bits 4\n", "host.oom_killed"},
+    {"interpreter without venv", "C:\\tools\\embedded\\python.exe: No module named venv\n", "python.module_missing"},
+    {"build isolation without torch", "      Building cuda extension requires PyTorch (>=1.13.0) being installed, please "
+     "install PyTorch first: No module named 'torch'\n", "python.module_missing"},
+    {"ptxas on a PTX line", "ptxas /tmp/tmpxft_0002_00000000-9_gemm.compute_61.ptx, line 812; error   : Feature "
+     "'cp.async' requires .target sm_80 or higher\n", "jit.build_failed"},
+    {"Kubernetes RBAC", "E0301 08:00:00.000000 1 reflector.go:158] pods is forbidden: User "
+     "\"system:serviceaccount:serve:engine\" cannot list resource \"pods\" in API group \"\" in the namespace \"serve\"\n",
+     "host.permission"},
+    {"admission webhook", "Error: admission webhook \"policy.example.com\" denied the request: GPU requests need a "
+     "node selector\n", "config.invalid"},
+    {"container command is an option", "Error: failed to start container \"plugin\": Error response from daemon: OCI "
+     "runtime create failed: exec: \"--pass-device-specs=true\": executable file not found in $PATH: unknown\n",
+     "config.invalid"},
+    {"kernel missing from the module", "Error: DriverError(CUDA_ERROR_NOT_FOUND, \"named symbol not found\") when "
+     "loading affine_bf16\n", "lib.arch_unsupported"},
+    {"TensorRT 8 plan header", "[E] [TRT] C:\\src\\coreReadArchive.cpp (41) - Serialization Error in "
+     "nvinfer1::rt::CoreReadArchive::verifyHeader: 0 (Version tag does not match. Note: Current Version: 89, Serialized "
+     "Engine Version: 97)\n", "engine.model_unsupported"},
+    {"container CLI capabilities", "nvidia-container-cli: permission error: capability change failed: operation not "
+     "permitted\n", "host.permission"},
+    {"cargo build script", "error: failed to run custom build command for `candle-kernels v0.8.0 (/src/candle-kernels)`\n",
+     "jit.build_failed"},
+    {"ComfyUI-Manager policy", "This action is not allowed with this security level configuration.\n", "config.invalid"},
+    {"cudarc library search", "thread 'main' panicked at src/lib.rs:181:5: Unable to dynamically shared library - "
+     "searched for library names: [\"curand64_10.dll\", \"curand64.dll\"]\n", "native.lib_not_found"},
+    {"NCCL watchdog before PyTorch 2", "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation "
+     "timeout: WorkNCCL(OpType=BROADCAST, Timeout(ms)=600000) ran for 600402 milliseconds before timing out.\n",
+     "nccl.failure"},
+    {"safetensors header after a wrapper's words", "Prompt failed: loader error: Error while deserializing header: "
+     "HeaderTooSmall\n", "model.load_failed"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
