@@ -47,7 +47,10 @@
 # benign run (an LD_PRELOAD library that is gone); @set14 (2026-12-07) FlashAttention-2 asked of
 # transformers without flash_attn, a 4-bit load without bitsandbytes, an extension built for sm_80
 # only, spawned CUDA workers without a __main__ guard, and a benign run (a process group not
-# destroyed at exit). None given: every case. A case expected `none` passes when triage finds no
+# destroyed at exit); @set15 (2026-12-07) an NCCL all_reduce one rank of two never joins (the
+# watchdog's timeout), deterministic algorithms without CUBLAS_WORKSPACE_CONFIG, a process group
+# initialised twice, GradScaler on float16 parameters, a CuPy kernel compiled for a newer GPU, and
+# a benign run (TF32 set through the old flags). None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -189,6 +192,12 @@ cases=(
   "ext_arch_mismatch cuda.no_kernel_image - set14"
   "spawn_no_main_guard unclassified - set14"
   "pg_not_destroyed_ok none - set14"
+  "nccl_watchdog_timeout nccl.failure - set15"
+  "cublas_deterministic config.invalid - set15"
+  "dist_init_twice unclassified - set15"
+  "amp_unscale_fp16 unclassified - set15"
+  "cupy_kernel_newer_arch cuda.no_kernel_image - set15"
+  "tf32_setting_ok none - set15"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -255,6 +264,8 @@ provoke() {  # case -> writes $out/$1.log
       if [ "$(id -u)" = 0 ]; then chmod 0600 "$logs/service.log"; else chmod 0000 "$logs/service.log"; fi
       timeout -k 5 "$limit" "$PY" "$here/$c.py" "$logs/service.log" >"$log" 2>&1 ;;
     rank_dies) (cd "$out" && "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29731 "$here/$c.py") >"$log" 2>&1 ;;
+    nccl_watchdog_timeout)
+      (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29743 "$here/$c.py") >"$log" 2>&1 ;;
     nccl_duplicate_gpu)
       (cd "$out" && timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29733 "$here/$c.py") >"$log" 2>&1 ;;
     cvd_invalid) CUDA_VISIBLE_DEVICES=gpu0 timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
