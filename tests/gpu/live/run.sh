@@ -48,9 +48,8 @@
 # transformers without flash_attn, a 4-bit load without bitsandbytes, an extension built for sm_80
 # only, spawned CUDA workers without a __main__ guard, and a benign run (a process group not
 # destroyed at exit); @set15 (2026-12-07) an NCCL all_reduce one rank of two never joins (the
-# watchdog's timeout), deterministic algorithms without CUBLAS_WORKSPACE_CONFIG, a process group
-# initialised twice, GradScaler on float16 parameters, a CuPy kernel compiled for a newer GPU, and
-# a benign run (TF32 set through the old flags). None given: every case. A case expected `none` passes when triage finds no
+# watchdog's timeout), a process group initialised twice, GradScaler on float16 parameters, and a
+# benign run (TF32 set through the old flags). None given: every case. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -193,10 +192,8 @@ cases=(
   "spawn_no_main_guard unclassified - set14"
   "pg_not_destroyed_ok none - set14"
   "nccl_watchdog_timeout nccl.failure - set15"
-  "cublas_deterministic config.invalid - set15"
   "dist_init_twice unclassified - set15"
   "amp_unscale_fp16 unclassified - set15"
-  "cupy_kernel_newer_arch cuda.no_kernel_image - set15"
   "tf32_setting_ok none - set15"
 )
 
