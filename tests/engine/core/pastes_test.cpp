@@ -501,6 +501,31 @@ const Paste kPastes[] = {
      "nccl.failure"},
     {"safetensors header after a wrapper's words", "Prompt failed: loader error: Error while deserializing header: "
      "HeaderTooSmall\n", "model.load_failed"},
+    // s58 to s60's kinds: TensorFlow's and Theano's words, JAX's versions and gates
+    {"TensorFlow's cuDNN check", "E tensorflow/stream_executor/cuda/cuda_dnn.cc:324] Loaded runtime CuDNN library: "
+     "8.0.4 but source was compiled with: 8.1.0.  CuDNN library needs to have matching major version and equal or "
+     "higher minor version.\n", "python.version_conflict"},
+    {"nvidia-smi without devices", "$ nvidia-smi\nNo devices were found\n", "cuda.no_device"},
+    {"Theano's allocator", "MemoryError: Error allocating 805306368 bytes of device memory (out of memory).\n",
+     "cuda.oom"},
+    {"TensorFlow's copy to a full GPU", "tensorflow.python.framework.errors_impl.InternalError: Dst tensor is not "
+     "initialized.\n", "cuda.oom"},
+    {"TensorFlow without NUMA", "I tensorflow/core/common_runtime/gpu/gpu_device.cc:955] could not open file to read "
+     "NUMA node: /sys/bus/pci/devices/0000:03:00.0/numa_node\n", ""},
+    {"TensorFlow's ptxas fallback", "W tensorflow/stream_executor/gpu/asm_compiler.cc:235] Your CUDA software stack "
+     "is old. We fallback to the NVIDIA driver for some compilation. Update your CUDA version to get the best "
+     "performance. The ptxas error was: ptxas fatal   : Value 'sm_89' is not defined for option 'gpu-name'\n", ""},
+    {"jax ahead of jaxlib", "RuntimeError: jaxlib is version 0.4.1, but this version of jax requires version >= "
+     "0.4.14.\n", "python.version_conflict"},
+    {"PJRT plugin of another release", "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: "
+     "Unexpected PJRT_Client_Create_Args size: expected 96, got 88. The plugin is likely built with a later version "
+     "than the framework.\n", "python.version_conflict"},
+    {"XLA's ptxas older than its PTX", "F nvptx_compiler.cc:478] ptxas returned an error during compilation of ptx "
+     "to sass: 'Internal: ptxas exited with non-zero error code 65280, output: ptxas /tmp/tempfile-node-1-2-3, line "
+     "5; fatal   : Unsupported .version 7.4; current version is '7.0'\n", "cuda.toolkit_too_old_for_arch"},
+    {"submodule a release removed", "ModuleNotFoundError: No module named 'torch._six'\n", "python.symbol_missing"},
+    {"XLA's Triton gate", "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: Triton support is only enabled "
+     "for Ampere GPUs (compute capability 8.0) and up, but got compute capability 7.0.\n", "lib.arch_unsupported"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
