@@ -277,16 +277,28 @@ struct SiteMatcher::Impl {
 
 namespace {
 
-// Whether `text` shows the pieces in order; `anchor`, the piece the scanner found, is somewhere
-// in it (checked again here, in order with the others).
-// Whether `text` shows the row's pieces in order; the first and the last as whole words where
-// the form has no `{*}` before or after them (SiteRow::open_start, open_end).
+// Whether `text` shows the row's pieces in order (the piece the scanner found among them); the
+// first and the last as whole words where the form has no `{*}` before or after them
+// (SiteRow::open_start, open_end). A paste often drops the sentence's last stop: a last piece that
+// ends in one matches without it at the end of the text.
 bool ShowsPieces(std::string_view text, const SiteRow& row) {
   const auto& pieces = row.pieces;
   size_t at = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
-    const std::string_view p = pieces[i];
+    std::string_view p = pieces[i];
     size_t k = text.find(p, at);
+    if (k == std::string_view::npos && i + 1 == pieces.size() && !row.open_end && p.size() > 1 &&
+        (p.back() == '.' || p.back() == '!')) {
+      std::string_view end = text;
+      while (!end.empty() && (end.back() == ' ' || end.back() == '\t' || end.back() == '\r'))
+        end.remove_suffix(1);
+      p.remove_suffix(1);
+      if (end.size() < p.size() || end.size() - p.size() < at || !end.ends_with(p)) return false;
+      k = end.size() - p.size();
+      if (i == 0 && !row.open_start && IsWordByte(p.front()) && k > 0 && IsWordByte(text[k - 1]))
+        return false;
+      return true;
+    }
     const bool first = i == 0 && !row.open_start && IsWordByte(p.front());
     const bool last = i + 1 == pieces.size() && !row.open_end && IsWordByte(p.back());
     while (k != std::string_view::npos && ((first && k > 0 && IsWordByte(text[k - 1])) ||
@@ -322,9 +334,13 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
     for (size_t r = 0; r < tables[t].rows.size(); ++r) {
       const SiteRow& row = tables[t].rows[r];
       if (t >= row_signature.size() || r >= row_signature[t].size()) continue;
+      // The longest piece, looked for without a last stop that a paste may drop (ShowsPieces).
       std::string_view longest;
       for (const auto& p : row.pieces)
         if (p.size() > longest.size()) longest = p;
+      if (!longest.empty() && !row.open_end && longest.data() == row.pieces.back().data() &&
+          (longest.back() == '.' || longest.back() == '!'))
+        longest.remove_suffix(1);
       if (longest.size() < kMinPiece) continue;
       auto [it, fresh] = index.emplace(longest, uint32_t(literals.size()));
       if (fresh) literals.push_back(longest);

@@ -526,6 +526,27 @@ const Paste kPastes[] = {
     {"submodule a release removed", "ModuleNotFoundError: No module named 'torch._six'\n", "python.symbol_missing"},
     {"XLA's Triton gate", "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: Triton support is only enabled "
      "for Ampere GPUs (compute capability 8.0) and up, but got compute capability 7.0.\n", "lib.arch_unsupported"},
+    // s61 to s63's kinds: Ray's clusters, old runtimes' error numbers, notebooks' tracebacks
+    {"Ray's object store over /dev/shm", "ValueError: The configured object store size exceeds the capacity of "
+     "/dev/shm. This will harm performance.\n", "host.shm_exhausted"},
+    {"Ray's autoscaler without a GPU node", "(autoscaler +12s) Error: No available node types can fulfill resource "
+     "request {'CPU': 2.0, 'GPU': 1.0}. Add suitable node types to this cluster to resolve this issue.\n",
+     "cuda.no_device"},
+    {"Ray's task with an NCCL error", "ray.exceptions.RayTaskError(NcclError): ray::Trainer.step() (pid=812, "
+     "ip=10.0.0.7)\n", "nccl.failure"},
+    {"THC's invalid device function", "RuntimeError: cuda runtime error (8) : invalid device function at "
+     "/build/torch/lib/THC/THCTensorCopy.cu:204\n", "cuda.no_kernel_image"},
+    {"TensorFlow's convolution without cuDNN", "UnknownError: Failed to get convolution algorithm. This is "
+     "probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed "
+     "above.\n", "cuda.oom"},
+    {"a notebook's cut traceback", "---------------------------------------------------------------------------\n"
+     "PermissionError                           Traceback (most recent call last)\n"
+     "<ipython-input-3-9a1c> in <module>\n----> 1 ray.init()\n", "host.permission"},
+    {"a site's message without its last stop", "Requested float16 compute type, but the target device or backend "
+     "do not support efficient float16 computation\n", "config.invalid"},
+    {"spdlog's warning of a fallback", "[ctranslate2] [thread 7] [warning] The compute type inferred from the saved "
+     "model is int8_float16, but the target device or backend do not support efficient int8_float16 computation. "
+     "The model weights have been automatically converted to use the int8_float32 compute type instead.\n", ""},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.

@@ -194,6 +194,23 @@ TEST_F(SiteFixture, RunsOfBlanksInTheLogReadAsTheFormsOneSpace) {
   EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes.at(0).cause), "config.invalid");
 }
 
+// A paste that drops the message's last full stop still shows the form that ends with it, where
+// the line ends there; the stop's words in the middle of a longer line are another sentence.
+TEST_F(SiteFixture, ALineWithoutTheFormsLastStopShowsItAtItsEnd) {
+  std::ofstream(dir_ / "sites" / "other.tsv")
+      << "# project: other\n# repo: example/other\n# release: v1\n# commit: 1\n"
+         "other/t.cc:9\tthrow std::invalid_argument\terror\tconfig.invalid\tdefault\t"
+         "Requested {*} layout, but the paged backend cannot serve it.\tx\n";
+  auto rules = Load();
+  ASSERT_TRUE(rules);
+  auto incidents = AnalyzeText(rules, "ValueError: Requested int3 layout, but the paged backend cannot serve it  \n");
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(rules->TaxonomyIdOf(incidents[0].causes.at(0).cause), "config.invalid");
+  incidents = AnalyzeText(rules, "ValueError: Requested int3 layout, but the paged backend cannot serve items\n");
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].causes.at(0).cause, "unclassified");
+}
+
 // A form that ends (or starts) with a word, not with `{*}`, is shown only by that whole word: the
 // form "Unknown paging layout var" is not in "Unknown paging layout variant".
 TEST_F(SiteFixture, AFormsOuterWordsAreWholeWordsOfTheLine) {
