@@ -2,6 +2,7 @@
 // the literal prefilter), and the error-site tables within the texts that ask for them.
 #include "triage/core/rules.h"
 
+#include <algorithm>
 #include <array>
 #include <unordered_map>
 
@@ -519,7 +520,12 @@ std::vector<SignatureHit> RuleSet::MatchSites(const ingest::Event& event) const 
   const uint64_t line = event.lines.empty() ? event.first_line : event.lines[0].number;
   const TextPlace at{Place::kLineEvent, false, line, 0, -1, false};
   m.Sites(text, at, out, /*most_of_text=*/true);
-  if (out.empty()) m.FragmentWords(text, at, out);
+  // A fragment's own words are a person's paste: not a line of a binary file (a pickled dump read
+  // as text), whose control bytes no paste has.
+  const bool binary = std::any_of(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\r') || c == 0x7f;
+  });
+  if (out.empty() && !binary) m.FragmentWords(text, at, out);
   return out;
 }
 

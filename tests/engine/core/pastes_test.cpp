@@ -5,6 +5,8 @@
 // fragment whose last word is a warning of a program that goes on is no incident.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "test_util.h"
@@ -678,6 +680,12 @@ TEST(Pastes, AFragmentsOwnWordsOfFailureAreAnUnclassifiedFailure) {
   std::string log;
   for (int i = 0; i < 12; ++i) log += "loading shard " + std::to_string(i) + " of 12\n";
   EXPECT_TRUE(Analyze(log + "open() failed: No such file or directory\n").empty());
+  // A binary file given as input (a Flight Recorder dump, pickled) is no paste, whatever words its
+  // bytes spell.
+  std::ifstream dump(std::string(TRIAGE_SOURCE_DIR) + "/tests/data/jobs/job_hang_fr/fr/nccl_trace_rank_0",
+                     std::ios::binary);
+  ASSERT_TRUE(dump);
+  EXPECT_TRUE(Analyze(std::string(std::istreambuf_iterator<char>(dump), {}), "nccl_trace_rank_0").empty());
   const auto oom = Analyze("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
                            "could not finish the epoch\n");
   ASSERT_FALSE(oom.empty());
