@@ -229,6 +229,8 @@ struct Analyzer::Impl {
   std::map<uint32_t, double> source_clock;        // the last clock (ParseClock) each source showed
   std::map<uint32_t, ingest::LogZone> source_zone;  // how each source's zone-less times were read
   std::map<uint32_t, uint64_t> last_benign_line;    // per source: the last line that showed work
+  // Sources a signature other than a (re)start matched, or that failed, windows closed or not.
+  std::set<uint32_t> spoke;
   // Where an event stands among the others: its order, its stream and process, its times. An
   // event's context carries it, and so does a line kept for later (FragmentLine).
   struct EventOrigin {
@@ -554,6 +556,11 @@ struct Analyzer::Impl {
       low.text.assign(ev.Text());
     }
     MatchHits(e, ScopeOf(e));
+    if (e.fatal || e.traceback_failure ||
+        std::any_of(e.hits.begin(), e.hits.end(), [&](const SignatureHit& h) {
+          return !rules->signatures()[size_t(h.signature)].restart;  // a prompt, a start: no word
+        }))
+      spoke.insert(ev.source);
     for (const auto& h : e.version_hits) NoteVersions(h, e);
     if (ev.kind == ingest::EventKind::kTraceback) NotePackages(ev);
     if (e.restart) Restart(e);
@@ -608,16 +615,9 @@ struct Analyzer::Impl {
                    std::make_move_iterator(signals.end()));
   }
 
-  // Nothing of the source spoke: no signal waits, no window holds a failure of it, no line of a
-  // benign signature showed.
-  bool Silent(uint32_t source_id) const {
-    if (last_benign_line.count(source_id)) return false;
-    for (const Pending& p : pending)
-      if (p.source_id == source_id) return false;
-    for (const Window& w : windows)
-      if (w.source_id == source_id && !w.failures.empty()) return false;
-    return true;
-  }
+  // Nothing of the source spoke: no signature but a (re)start matched a line of it and no line of
+  // it failed, in a window still open or one already closed (a restart, a quiet gap).
+  bool Silent(uint32_t source_id) const { return !spoke.count(source_id); }
 
   // A traceback that a logger printed with a record at WARNING or lower, the line just before
   // it, whose message holds the traceback's own exception ("batch 64 does not fit: CUDA out of

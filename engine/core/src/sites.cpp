@@ -338,7 +338,7 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
       std::string_view longest;
       for (const auto& p : row.pieces)
         if (p.size() > longest.size()) longest = p;
-      if (!longest.empty() && !row.open_end && longest.data() == row.pieces.back().data() &&
+      if (longest.size() > kMinPiece && !row.open_end && longest.data() == row.pieces.back().data() &&
           (longest.back() == '.' || longest.back() == '!'))
         longest.remove_suffix(1);
       if (longest.size() < kMinPiece) continue;
