@@ -556,11 +556,7 @@ struct Analyzer::Impl {
       low.text.assign(ev.Text());
     }
     MatchHits(e, ScopeOf(e));
-    if (e.fatal || e.traceback_failure ||
-        std::any_of(e.hits.begin(), e.hits.end(), [&](const SignatureHit& h) {
-          return !rules->signatures()[size_t(h.signature)].restart;  // a prompt, a start: no word
-        }))
-      spoke.insert(ev.source);
+    NoteSpoke(e);
     for (const auto& h : e.version_hits) NoteVersions(h, e);
     if (ev.kind == ingest::EventKind::kTraceback) NotePackages(ev);
     if (e.restart) Restart(e);
@@ -618,6 +614,17 @@ struct Analyzer::Impl {
   // Nothing of the source spoke: no signature but a (re)start matched a line of it and no line of
   // it failed, in a window still open or one already closed (a restart, a quiet gap).
   bool Silent(uint32_t source_id) const { return !spoke.count(source_id); }
+
+  // Records that an event's source spoke; only where the source may still end as a fragment
+  // (Silent is asked of those alone), so a long log pays nothing for it.
+  void NoteSpoke(const EventContext& e) {
+    if (!options.starts_input || e.ev.last_line > kFragmentLines) return;
+    if (e.fatal || e.traceback_failure ||
+        std::any_of(e.hits.begin(), e.hits.end(), [&](const SignatureHit& h) {
+          return !rules->signatures()[size_t(h.signature)].restart;  // a prompt, a start: no word
+        }))
+      spoke.insert(e.ev.source);
+  }
 
   // A traceback that a logger printed with a record at WARNING or lower, the line just before
   // it, whose message holds the traceback's own exception ("batch 64 does not fit: CUDA out of

@@ -277,6 +277,12 @@ struct SiteMatcher::Impl {
 
 namespace {
 
+// Whether `p` is the row's last piece and ends in a full stop a paste may drop.
+bool DroppableStop(const SiteRow& row, std::string_view p) {
+  return !row.open_end && p.size() > 1 && p.data() == row.pieces.back().data() &&
+         (p.back() == '.' || p.back() == '!');
+}
+
 // Whether `text` shows the row's pieces in order (the piece the scanner found among them); the
 // first and the last as whole words where the form has no `{*}` before or after them
 // (SiteRow::open_start, open_end). A paste often drops the sentence's last stop: a last piece that
@@ -287,8 +293,7 @@ bool ShowsPieces(std::string_view text, const SiteRow& row) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     std::string_view p = pieces[i];
     size_t k = text.find(p, at);
-    if (k == std::string_view::npos && i + 1 == pieces.size() && !row.open_end && p.size() > 1 &&
-        (p.back() == '.' || p.back() == '!')) {
+    if (k == std::string_view::npos && DroppableStop(row, p)) {
       std::string_view end = text;
       while (!end.empty() && (end.back() == ' ' || end.back() == '\t' || end.back() == '\r'))
         end.remove_suffix(1);
@@ -338,9 +343,7 @@ SiteMatcher::SiteMatcher(const std::vector<SiteTable>& tables,
       std::string_view longest;
       for (const auto& p : row.pieces)
         if (p.size() > longest.size()) longest = p;
-      if (longest.size() > kMinPiece && !row.open_end && longest.data() == row.pieces.back().data() &&
-          (longest.back() == '.' || longest.back() == '!'))
-        longest.remove_suffix(1);
+      if (longest.size() > kMinPiece && DroppableStop(row, longest)) longest.remove_suffix(1);
       if (longest.size() < kMinPiece) continue;
       auto [it, fresh] = index.emplace(longest, uint32_t(literals.size()));
       if (fresh) literals.push_back(longest);
