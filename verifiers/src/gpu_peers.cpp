@@ -114,9 +114,9 @@ class GpuPeers final : public Verifier {
     summary = std::to_string(ok) + " of " + std::to_string(results.size()) +
               " directed pairs copied 64 MiB intact";
     if (h.cause.empty()) return Finding::Host(bad.empty() ? HostStatus::kPass : HostStatus::kFail, bad.empty() ? summary : summary + "; " + bad, facts);
-    if (h.cause.rfind("nccl.failure.shm", 0) == 0 || h.cause.rfind("nccl.failure.network", 0) == 0)
+    if (h.cause.rfind("nccl.failure.network", 0) == 0)
       return Finding::Inconclusive(summary + (bad.empty() ? "" : "; " + bad) +
-                                       ": peer copies say nothing of NCCL's shared memory or network transport",
+                                       ": peer copies say nothing of NCCL's network transport",
                                    facts);
     if (!bad.empty()) return Finding::Confirmed(summary + "; " + bad, facts);
     return Finding::NotReproduced(summary + "; peer copies work now", facts);

@@ -549,6 +549,31 @@ const Paste kPastes[] = {
     {"spdlog's warning of a fallback", "[ctranslate2] [thread 7] [warning] The compute type inferred from the saved "
      "model is int8_float16, but the target device or backend do not support efficient int8_float16 computation. "
      "The model weights have been automatically converted to use the int8_float32 compute type instead.\n", ""},
+    // s64 to s66's kinds: OpenMMLab's registry and gates, DDP, FSDP and the launch
+    {"a submodule a framework's 2.0 moved", "ModuleNotFoundError: No module named 'mmcv.runner'\n",
+     "python.symbol_missing"},
+    {"a compiled extension module missing", "ModuleNotFoundError: No module named 'mmcv._ext'\n",
+     "python.module_missing"},
+    {"mmcv's operator registry without CUDA", "RuntimeError: roi_align_forward_impl: implementation for device "
+     "cuda:0 not found.\n", "jit.build_failed"},
+    {"OpenMMLab's import-time gate", "AssertionError: MMCV==1.7.2 is used but incompatible. Please install "
+     "mmcv>=2.0.0rc4, <2.2.0.\n", "python.version_conflict"},
+    {"DDP's unused parameters", "RuntimeError: Expected to have finished reduction in the prior iteration before "
+     "starting a new one. This error indicates that your module has parameters that were not used in producing "
+     "loss.\n", "config.invalid"},
+    {"no process group", "ValueError: Default process group has not been initialized, please make sure to call "
+     "init_process_group.\n", "config.invalid"},
+    {"FSDP over quantized weights", "ValueError: Cannot flatten integer dtype tensors\n", "config.invalid"},
+    {"ZeRO-3 with a device map", "ValueError: DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or "
+     "with passing a `device_map`.\n", "config.invalid"},
+    {"accelerate's bf16 refusal", "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported "
+     "device.\n", "config.invalid"},
+    {"Ultralytics without a GPU", "ValueError: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid "
+     "CUDA device(s) if available, i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.\n", "cuda.no_device"},
+    {"NCCL's segment in a small /dev/shm", "node1:811:902 [0] include/shm.h:28 NCCL WARN Error while creating "
+     "shared memory segment /dev/shm/nccl-Qx81aZ (size 9637888)\n", "host.shm_exhausted"},
+    {"torch's version compared by another release", "TypeError: '<' not supported between instances of "
+     "'TorchVersion' and 'Version'\n", "python.version_conflict"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
