@@ -574,6 +574,47 @@ const Paste kPastes[] = {
      "shared memory segment /dev/shm/nccl-Qx81aZ (size 9637888)\n", "host.shm_exhausted"},
     {"torch's version compared by another release", "TypeError: '<' not supported between instances of "
      "'TorchVersion' and 'Version'\n", "python.version_conflict"},
+    // s67 to s72's kinds: Jetson and container hosts, export and engine builds, graph and 3D
+    // libraries, custom kernels
+    {"Docker before 20.10 without the runtime", "docker: Error response from daemon: Unknown runtime specified "
+     "nvidia.\n", "config.invalid"},
+    {"pip and a wheel for another Python", "ERROR: onnxruntime_gpu-1.16.0-cp38-cp38-linux_aarch64.whl is not a "
+     "supported wheel on this platform.\n", "python.version_conflict"},
+    {"onnxruntime's CPU build", "CUDA execution provider is not enabled in this build.\n", "cuda.no_device"},
+    {"vLLM's model interface", "NotImplementedError: LoRA is not supported for this model. Supported models "
+     "implement the `SupportsLoRA` interface.\n", "engine.model_unsupported"},
+    {"Ray's cluster of another release", "RuntimeError: Version mismatch: The cluster was started with:\n"
+     "    Ray: 2.40.0\n    Python: 3.10.12\nThis process on node 10.0.0.7 was started with:\n"
+     "    Ray: 2.41.0\n    Python: 3.10.12\n", "python.version_conflict"},
+    {"the ONNX exporter's opset", "RuntimeError: Exporting the operator 'aten::unflatten' to ONNX opset version 12 "
+     "is not supported.\n", "engine.model_unsupported"},
+    {"TensorRT's dynamic shapes", "[12/01/2025-10:02:11] [E] Error[4]: Network has dynamic or shape inputs, but no "
+     "optimization profile has been defined.\n[12/01/2025-10:02:11] [E] Error[2]: Network validation failed.\n",
+     "config.invalid"},
+    {"an NGC image on an older driver", "ERROR: This container was built for NVIDIA Driver Release 530.30 or later, "
+     "but\n       version 470.57 was detected and compatibility mode is UNAVAILABLE.\n", "cuda.driver_too_old"},
+    {"TensorRT's allocator", "[E] [TRT] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of "
+     "memory)\n", "cuda.oom"},
+    {"RMM's pool", "MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/opt/conda/include/rmm/mr/device/"
+     "pool_memory_resource.hpp:252: Maximum pool size exceeded\n", "cuda.oom"},
+    {"DGL without its tensor adapter", "[12:01:07] /opt/dgl/src/runtime/tensordispatch.cc:43: TensorDispatcher: "
+     "dlopen failed: /usr/lib/python3/dist-packages/dgl/tensoradapter/pytorch/libtensoradapter_pytorch_2.4.0.so: "
+     "cannot open shared object file: No such file or directory\n", ""},
+    {"tiny-cuda-nn's bindings", "OSError: Could not find compatible tinycudann extension for compute capability "
+     "89.\n", "cuda.no_kernel_image"},
+    {"MSVC off PATH", "error: command 'cl.exe' failed: None\n", "jit.build_failed"},
+    {"a GEMM's dtype on an older GPU", "RuntimeError: gemm input type at::BFloat16 and output type float is only "
+     "supported for CUDA devices with compute capability 8.0 or higher\n", "lib.arch_unsupported"},
+    {"Unsloth without a GPU", "NotImplementedError: Unsloth: No NVIDIA GPU found? Unsloth currently only supports "
+     "GPUs!\n", "cuda.no_device"},
+    {"a kernel package's setup.py without nvcc", "NameError: name 'bare_metal_version' is not defined\n",
+     "jit.build_failed"},
+    {"xformers' Triton probe on Windows", "A matching Triton is not available, some optimizations will not be "
+     "enabled.\nError caught was: DLL load failed while importing libtriton: The specified module could not be "
+     "found.\n", ""},
+    {"an ONNX parser reading another format", "[libprotobuf ERROR google/protobuf/text_format.cc:335] Error parsing "
+     "text-format onnx2trt_onnx.ModelProto: 1:1: Invalid control characters encountered in text.\n",
+     "model.load_failed"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
