@@ -527,6 +527,34 @@ size_t ParsePdshHost(std::string_view s, size_t e, Envelope& env) {
 }
 
 // "[...]" prefixes.
+// A bracket that names a logger or a thread ("[ctranslate2]", "[thread 7]"): word bytes, with
+// one space at most.
+bool NameBracket(std::string_view in) {
+  if (in.empty() || in.size() > 40 || !IsAlpha(in[0])) return false;
+  int spaces = 0;
+  for (char c : in) {
+    if (c == ' ') ++spaces;
+    else if (!(IsAlnum(c) || c == '_' || c == '-' || c == '.')) return false;
+  }
+  return spaces <= 1;
+}
+
+// Whether the brackets from `i` on ("[thread 7] [warning] ...", at most three, a space before
+// each) reach a level word through brackets of names only: spdlog's pattern, which puts its
+// logger's name and thread before the level.
+bool BracketsReachLevel(std::string_view s, size_t i) {
+  for (int k = 0; k < 3; ++k) {
+    if (!At(s, i, ' ') || !At(s, i + 1, '[')) return false;
+    const size_t close = FindWithin(s, ']', i + 2, 42);
+    if (close == npos) return false;
+    const std::string_view in = s.substr(i + 2, close - i - 2);
+    if (LevelName(in, false)) return true;
+    if (!NameBracket(in)) return false;
+    i = close + 1;
+  }
+  return false;
+}
+
 size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
   size_t close = FindWithin(s, ']', i + 1, 160);
   if (close == npos || close - i > 160) return npos;
@@ -611,6 +639,9 @@ size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
     env.SetLevel(lvl);
     return SkipOne(s, after);
   }
+  // spdlog's "[ctranslate2] [thread 7] [warning] msg": the names are passed over only where the
+  // brackets after them reach the level, so that other bracketed words stay in the message.
+  if (NameBracket(in) && BracketsReachLevel(s, after)) return SkipOne(s, after);
   return npos;
 }
 

@@ -39,6 +39,21 @@ TEST(Decoder, BracketedDateTime) {
   EXPECT_EQ(d.line.message, "127.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK");
 }
 
+// spdlog's pattern: a logger's name and a thread in brackets before the level; the names are
+// passed over only on the way to a level, other bracketed words stay in the message.
+TEST(Decoder, SpdlogNamesBeforeTheLevel) {
+  auto d = DecodeOne("[2026-11-02 09:14:03.120] [ctranslate2] [thread 7] [warning] The compute type is int8");
+  EXPECT_EQ(d.line.time.value_or(""), "2026-11-02T09:14:03.120");
+  EXPECT_EQ(d.line.level.value_or(""), "WARNING");
+  EXPECT_EQ(d.line.message, "The compute type is int8");
+  d = DecodeOne("[main] [error] Could not open model file");
+  EXPECT_EQ(d.line.level.value_or(""), "ERROR");
+  EXPECT_EQ(d.line.message, "Could not open model file");
+  d = DecodeOne("[main] [thread 7] loaded 3 layers");
+  EXPECT_FALSE(d.line.level);
+  EXPECT_EQ(d.line.message, "[main] [thread 7] loaded 3 layers");
+}
+
 TEST(Decoder, VllmLevelDateAndLocation) {
   auto d = DecodeOne("INFO 05-26 07:50:26 [core.py:396] Waiting for init message");
   EXPECT_EQ(d.line.level.value_or(""), "INFO");

@@ -512,9 +512,11 @@ std::vector<SignatureHit> RuleSet::MatchSites(const ingest::Event& event) const 
   std::vector<SignatureHit> out;
   if (!compiled_ || event.kind != ingest::EventKind::kLine) return out;
   const std::string_view text = event.Text();
-  // A line that says it is a warning ("UserWarning: ...", "WARNING -> ...", spdlog's "[warning]") is
-  // not an error, whatever words it shares with one.
-  for (std::string_view w : {"Warning", "WARNING", "WARN ", "warning:", "[warning]", "[warn]"})
+  // A line that says it is a warning, by the level the decoder read ("W1207 ...", spdlog's
+  // "[warning]", a Python warning) or in its words ("WARNING -> ...", "... warning: ..."), is not an
+  // error, whatever words it shares with one.
+  if (event.level == std::string_view("WARNING")) return out;
+  for (std::string_view w : {"Warning", "WARNING", "WARN ", "warning:"})
     if (text.find(w) != std::string_view::npos) return out;
   EventMatcher m(*this, *compiled_, MatchScope::kAll, nullptr);
   const uint64_t line = event.lines.empty() ? event.first_line : event.lines[0].number;
