@@ -615,6 +615,15 @@ const Paste kPastes[] = {
     {"an ONNX parser reading another format", "[libprotobuf ERROR google/protobuf/text_format.cc:335] Error parsing "
      "text-format onnx2trt_onnx.ModelProto: 1:1: Invalid control characters encountered in text.\n",
      "model.load_failed"},
+    // s73 to s75's kinds
+    {"ctypes' access violation", "OSError: exception: access violation writing 0x00000000000000A8\n", "native.crash"},
+    {"PyTorch's driver check without its space", "The NVIDIA driver on your system is too old(found version 9010).\n",
+     "cuda.driver_too_old"},
+    {"an attention library's architecture gate", "RuntimeError: Unsupported CUDA architecture: sm70\n",
+     "lib.arch_unsupported"},
+    {"PyTorch's CUDA check with its arguments unformatted", "RuntimeError: ('The detected CUDA version (%s) "
+     "mismatches the version that was used to compilePyTorch (%s). Please make sure to use the same CUDA "
+     "versions.', '12.1', '11.8')\n", "python.version_conflict"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
