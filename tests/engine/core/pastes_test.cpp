@@ -624,6 +624,27 @@ const Paste kPastes[] = {
     {"PyTorch's CUDA check with its arguments unformatted", "RuntimeError: ('The detected CUDA version (%s) "
      "mismatches the version that was used to compilePyTorch (%s). Please make sure to use the same CUDA "
      "versions.', '12.1', '11.8')\n", "python.version_conflict"},
+    // s76 to s78's kinds: speech, face and upscaling tools, science
+    {"cuFFT of an older CUDA", "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR\n", "cuda.toolkit_too_old_for_arch"},
+    {"onnxruntime's arena", "2025-03-01 10:00:00.1 [E:onnxruntime:, sequential_executor.cc:516 ExecuteKernel] "
+     "Non-zero status code returned while running Conv node. Name:'/conv1/Conv' Status Message: "
+     "D:\\a\\_work\\1\\s\\onnxruntime\\core\\framework\\bfc_arena.cc:376 "
+     "onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size "
+     "536870912\n", "cuda.oom"},
+    {"onnxruntime's provider without its dependency", "Error loading \"C:\\venv\\Lib\\site-packages\\onnxruntime\\"
+     "capi\\onnxruntime_providers_cuda.dll\" which depends on \"cudnn64_9.dll\" which is missing. (Error 126: \"The "
+     "specified module could not be found.\")\n", "native.lib_not_found"},
+    {"a GPU choice a CPU build lacks", "run.py: error: argument --execution-providers: invalid choice: 'cuda' "
+     "(choose from 'cpu')\n", "cuda.no_device"},
+    {"pip's resolver", "ERROR: Cannot install torch==2.1.0 and torchaudio==2.3.0 because these package versions have "
+     "conflicting dependencies.\n", "python.version_conflict"},
+    {"transformers without a backend", "ValueError: Backend should be defined in the BACKENDS_MAPPING. Offending "
+     "backend: flax\n", "python.version_conflict"},
+    {"absl's required flag", "FATAL Flags parsing error: flag --data_dir=None: Flag --data_dir must have a value "
+     "other than None.\n", "config.invalid"},
+    {"insightface's model file", "AssertionError: model_file /root/.insightface/models/buffalo_l/det_10g.onnx "
+     "should exist\n", "model.load_failed"},
+    {"ncnn without a Vulkan GPU", "no vulkan device\n", "cuda.no_device"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
