@@ -144,9 +144,11 @@ TEST(CorpusCases, Accelerate508PortCollisionExplainsNccl) {
   Check({"accelerate-508", {{"net.port_in_use", 1, {21}, {{"nccl.failure", {31}}}, {}}}});
 }
 
-// XrayGLM-83: NCCL cannot create its /dev/shm segment (6, 35) under DistBackendError (32).
+// XrayGLM-83: NCCL cannot create its /dev/shm segment (6, 35) under DistBackendError (32): /dev/shm
+// too small (host.shm_exhausted, as TAXONOMY.md names this message), the NCCL error its symptom.
 TEST(CorpusCases, XrayGlm83SharedMemorySegment) {
-  Check({"XrayGLM-83", {{"nccl.failure", 1, {6, 35}, {}, {{"segment", "/dev/shm/nccl-Wq8ZkP"}}}}});
+  Check({"XrayGLM-83",
+         {{"host.shm_exhausted", 1, {6, 35}, {{"nccl.failure", {32}}}, {{"segment", "/dev/shm/nccl-Wq8ZkP"}}}}});
 }
 
 // digital-cousins-32: two independent causes. nvcc 12.4 rejects compute_120 (39) while building
