@@ -9,17 +9,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-
-class TwoHeads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.body = torch.nn.Linear(64, 64)
-        self.used = torch.nn.Linear(64, 4)
-        self.unused = torch.nn.Linear(64, 4)  # a head this training never calls
-
-    def forward(self, x):
-        return self.used(torch.relu(self.body(x)))
-
+from _two_heads import TwoHeads
 
 dist.init_process_group("nccl", rank=0, world_size=1)
 device = torch.device("cuda", 0)
