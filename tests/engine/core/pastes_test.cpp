@@ -645,6 +645,15 @@ const Paste kPastes[] = {
     {"insightface's model file", "AssertionError: model_file /root/.insightface/models/buffalo_l/det_10g.onnx "
      "should exist\n", "model.load_failed"},
     {"ncnn without a Vulkan GPU", "no vulkan device\n", "cuda.no_device"},
+    // s79 to s81's kinds
+    {"transformers' lazy import", "RuntimeError: Failed to import transformers.models.qwen2.modeling_qwen2 because "
+     "of the following error (look up to see its traceback): No module named 'flash_attn_2_cuda'\n",
+     "python.module_missing"},
+    {"conda's solver", "Solving environment: failed\n\nResolvePackageNotFound: \n  - cudatoolkit=11.8\n",
+     "config.invalid"},
+    {"a CDI device no spec defines", "Error: failed to create containerd task: failed to create shim task: OCI runtime "
+     "create failed: could not apply required modification to OCI specification: error modifying OCI spec: failed "
+     "to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all: unknown\n", "cuda.no_device"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
