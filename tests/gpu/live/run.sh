@@ -49,10 +49,12 @@
 # only, spawned CUDA workers without a __main__ guard, and a benign run (a process group not
 # destroyed at exit); @set15 (2026-12-07) an NCCL all_reduce one rank of two never joins (the
 # watchdog's timeout), a process group initialised twice, GradScaler on float16 parameters, and a
-# benign run (TF32 set through the old flags); @set16 (2026-12-07) DDP over a model with a head
-# that takes no part in the loss, a DistributedSampler in a script run without a launcher, FSDP
-# over int8 weights, pip given a wheel of another interpreter, and a benign run (the same DDP model
-# with find_unused_parameters). None given: every case. A case expected `none` passes when triage finds no
+# benign run (TF32 set through the old flags); @set16-pending (written 2026-12-07, not yet run on
+# a GPU) DDP over a model with a head that takes no part in the loss, a DistributedSampler in a
+# script run without a launcher, FSDP over int8 weights, pip given a wheel of another interpreter,
+# and a benign run (the same DDP model with find_unused_parameters). None given: every case of
+# the sets that have run; a set named *-pending (its programs not yet seen to provoke their
+# failure on a GPU) runs only when named, and loses the suffix once it has. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
 # the CUDA C++ programs of native/ built (nvcc -arch=sm_XX -o NATIVE_DIR/<case> native/<case>.cu). PROVOKE_ONLY=1
 # provokes the failures and keeps their logs without analysing them (TRIAGE is not run then).
@@ -198,11 +200,11 @@ cases=(
   "dist_init_twice unclassified - set15"
   "amp_unscale_fp16 unclassified - set15"
   "tf32_setting_ok none - set15"
-  "ddp_unused_params config.invalid - set16"
-  "ddp_find_unused_ok none - set16"
-  "dist_sampler_no_pg config.invalid - set16"
-  "fsdp_int_weights config.invalid - set16"
-  "pip_wheel_tag python.version_conflict - set16"
+  "ddp_unused_params config.invalid - set16-pending"
+  "ddp_find_unused_ok none - set16-pending"
+  "dist_sampler_no_pg config.invalid - set16-pending"
+  "fsdp_int_weights config.invalid - set16-pending"
+  "pip_wheel_tag python.version_conflict - set16-pending"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -395,8 +397,8 @@ for w in "${want_cases[@]}"; do
   done
   [ $found = 1 ] || { echo "run.sh: no case or set named $w" >&2; exit 2; }
 done
-chosen() {  # case set -> whether the arguments chose it (no arguments: every case)
-  [ ${#want_cases[@]} -eq 0 ] && return 0
+chosen() {  # case set -> whether the arguments chose it (no arguments: every case of a set run before)
+  [ ${#want_cases[@]} -eq 0 ] && { [[ $2 != *-pending ]]; return; }
   printf '%s\n' "${want_cases[@]}" | grep -qx -e "$1" -e "@$2"
 }
 
