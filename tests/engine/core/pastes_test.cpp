@@ -654,6 +654,11 @@ const Paste kPastes[] = {
     {"a CDI device no spec defines", "Error: failed to create containerd task: failed to create shim task: OCI runtime "
      "create failed: could not apply required modification to OCI specification: error modifying OCI spec: failed "
      "to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all: unknown\n", "cuda.no_device"},
+    {"PyTorch's cuDNN check before 1.8", "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7603 "
+     "but linked against 7102\n", "python.version_conflict"},
+    {"torchvision's CUDA check wrapped by a paste", "RuntimeError: Detected that PyTorch and torchvision were "
+     "compiled with different\nCUDA versions. PyTorch has CUDA Version=12.1 and torchvision has CUDA\n"
+     "Version=11.8. Please reinstall the torchvision that matches your PyTorch\ninstall.\n", "python.version_conflict"},
 };
 
 // The incidents the shipped rules find in `text`, read as one input named `name`.
