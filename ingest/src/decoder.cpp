@@ -526,7 +526,6 @@ size_t ParsePdshHost(std::string_view s, size_t e, Envelope& env) {
   return e + 2;
 }
 
-// "[...]" prefixes.
 // A bracket that names a logger or a thread ("[ctranslate2]", "[thread 7]"): word bytes, with
 // one space at most.
 bool NameBracket(std::string_view in) {
@@ -555,6 +554,7 @@ bool BracketsReachLevel(std::string_view s, size_t i) {
   return false;
 }
 
+// "[...]" prefixes.
 size_t ParseBracket(std::string_view s, size_t i, Envelope& env) {
   size_t close = FindWithin(s, ']', i + 1, 160);
   if (close == npos || close - i > 160) return npos;
