@@ -52,7 +52,13 @@
 # benign run (TF32 set through the old flags); @set16-pending (written 2026-12-07, not yet run on
 # a GPU) DDP over a model with a head that takes no part in the loss, a DistributedSampler in a
 # script run without a launcher, FSDP over int8 weights, pip given a wheel of another interpreter,
-# and a benign run (the same DDP model with find_unused_parameters). None given: every case of
+# and a benign run (the same DDP model with find_unused_parameters); @set17-pending (written
+# 2026-12-07, not yet run on a GPU) deterministic algorithms with cuBLAS lacking its workspace
+# setting, a TORCH_LOGS naming what PyTorch lacks, a checkpoint saved to a read-only mount, the
+# toolkit's stub libcuda loaded as the driver, a Triton dot of 8x8 tiles, an NCCL_ALGO NCCL lacks,
+# a GLOO_SOCKET_IFNAME the host lacks, a DataLoader worker's KeyError, a token id past the
+# embedding table, and three benign runs (a fresh classifier head, float64 asked of JAX, autocast
+# asked for int8). None given: every case of
 # the sets that have run; a set named *-pending (its programs not yet seen to provoke their
 # failure on a GPU) runs only when named, and loses the suffix once it has. A case expected `none` passes when triage finds no
 # incident. NATIVE_DIR: a folder with
@@ -205,6 +211,18 @@ cases=(
   "dist_sampler_no_pg config.invalid - set16-pending"
   "fsdp_int_weights config.invalid - set16-pending"
   "pip_wheel_tag python.version_conflict - set16-pending"
+  "cublas_workspace_unset config.invalid - set17-pending"
+  "torch_logs_bad config.invalid - set17-pending"
+  "readonly_checkpoint host.permission - set17-pending"
+  "stub_libcuda cuda.no_device - set17-pending"
+  "triton_dot_small jit.build_failed - set17-pending"
+  "nccl_algo_bad config.invalid - set17-pending"
+  "gloo_ifname_bad nccl.failure - set17-pending"
+  "dataloader_worker_keyerror unclassified - set17-pending"
+  "embedding_oob cuda.illegal_memory_access - set17-pending"
+  "hf_missing_weights_ok none - set17-pending"
+  "jax_x64_ok none - set17-pending"
+  "autocast_int8_ok none - set17-pending"
 )
 
 # A program that hangs instead of failing is stopped after this many seconds, CASE_TIMEOUT
@@ -374,6 +392,31 @@ provoke() {  # case -> writes $out/$1.log
       # Two ranks on one GPU connect as two hosts (NCCL_HOSTID, set by the program) over sockets.
       (cd "$out" && NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo} timeout -k 5 "$limit" \
         "$venv/bin/torchrun" --nproc_per_node=2 --master_port=29743 "$here/$c.py") >"$log" 2>&1 ;;
+    cublas_workspace_unset)
+      env -u CUBLAS_WORKSPACE_CONFIG timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    torch_logs_bad)
+      TORCH_LOGS=+dynamo,recompiles_verbose_all timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    readonly_checkpoint)
+      # A tmpfs mounted read-only, left mounted while triage checks the path. Root only.
+      local ro=$out/ro-mount
+      mkdir -p "$ro"
+      if ! mount -t tmpfs -o size=1m,ro tmpfs "$ro" 2>/dev/null; then
+        echo "SKIP: no read-only tmpfs could be mounted at $ro (root is needed)" >"$log"
+        return 0
+      fi
+      echo "$ro" >"$out/.mount"
+      timeout -k 5 "$limit" "$PY" "$here/$c.py" "$ro/checkpoints/step_100.pt" >"$log" 2>&1 ;;
+    stub_libcuda)
+      # The toolkit's stub (STUB_LIBCUDA, else the toolkit's own lib64/stubs) under the driver
+      # library's name, first on LD_LIBRARY_PATH.
+      local stub=${STUB_LIBCUDA:-/usr/local/cuda/lib64/stubs/libcuda.so}
+      if [ ! -f "$stub" ]; then echo "SKIP: no stub libcuda.so at $stub (set STUB_LIBCUDA)" >"$log"; return 0; fi
+      mkdir -p "$out/stubs" && ln -sf "$stub" "$out/stubs/libcuda.so.1"
+      LD_LIBRARY_PATH="$out/stubs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
+    nccl_algo_bad)
+      (cd "$out" && NCCL_ALGO=Butterfly timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=1 --master_port=29745 "$here/$c.py") >"$log" 2>&1 ;;
+    gloo_ifname_bad)
+      (cd "$out" && GLOO_SOCKET_IFNAME=nosuchif1 timeout -k 5 "$limit" "$venv/bin/torchrun" --nproc_per_node=1 --master_port=29747 "$here/$c.py") >"$log" 2>&1 ;;
     *) timeout -k 5 "$limit" "$PY" "$here/$c.py" >"$log" 2>&1 ;;
   esac
   return 0
