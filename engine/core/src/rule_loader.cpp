@@ -336,11 +336,13 @@ void RuleSetBuilder::LoadFile(const std::string& path) {
       if (key == "signature") {
         SignatureRule s;
         if (!ReadSignature(path, *t, s)) continue;
+        NoteWrittenId("signature", s.id, path, tl);
         AddSignature(std::move(s));
       } else if (key == "cause") {
         CauseRule c;
         CauseRefs refs;
         if (!ReadCause(path, *t, c, refs)) continue;
+        NoteWrittenId("cause", c.id, path, tl);
         AddCause(std::move(c), refs);
       } else if (key == "taxonomy") {
         std::string id;
@@ -400,6 +402,19 @@ void RuleSetBuilder::LoadFile(const std::string& path) {
   }
 }
 
+// A later folder's rule replaces a shipped one of the same id (an override); within one folder
+// the same id written twice is a mistake (the later one silently wins): a fault, naming both.
+void RuleSetBuilder::NoteWrittenId(std::string_view kind, const std::string& id,
+                                   const std::string& file, int line) {
+  const std::string key = std::string(kind) + '\0' + id;
+  auto [it, fresh] = written_in_folder_.try_emplace(key, file, line);
+  if (fresh) return;
+  Fault(file, line, std::string(kind) + " '" + id + "' is defined twice in one rule folder (first at " +
+                        it->second.first + ":" + std::to_string(it->second.second) +
+                        "); this one replaces it");
+  it->second = {file, line};
+}
+
 void RuleSetBuilder::AddSignature(SignatureRule s) {
   RuleSet& rs = *set_;
   auto it = rs.signature_index_.find(s.id);
@@ -436,6 +451,7 @@ void RuleSetBuilder::LoadFolder(const std::string& folder) {
   }
   if (ec) Fault(folder, 0, "cannot list: " + ec.message());
   std::sort(files.begin(), files.end());
+  written_in_folder_.clear();
   for (const auto& f : files) LoadFile(f);
   if (fs::is_directory(fs::path(folder) / "sites", ec)) LoadSites((fs::path(folder) / "sites").string());
   // The known-bug base is read when an incident first asks for it (RuleSet::known_bugs()).

@@ -114,6 +114,20 @@ TEST(RuleLoader, LaterFolderOverridesById) {
   EXPECT_TRUE(EndsWith(c.file, "override/python.toml"));
 }
 
+TEST(RuleLoader, AnIdWrittenTwiceInOneFolderIsAFaultNamingBoth) {
+  auto loaded = LoadRules({DataDir("duplicate_id")});
+  ASSERT_EQ(loaded.diagnostics.size(), 1u);
+  const RuleDiagnostic& d = loaded.diagnostics[0];
+  EXPECT_TRUE(EndsWith(d.file, "duplicate_id/b.toml"));
+  EXPECT_EQ(d.line, 2);
+  EXPECT_NE(d.message.find("signature 'd.refused' is defined twice"), std::string::npos) << d.message;
+  EXPECT_NE(d.message.find("duplicate_id/a.toml:"), std::string::npos) << d.message;
+  // The later one still replaces the earlier, as an override across folders does.
+  ASSERT_TRUE(loaded.rules);
+  const auto& s = loaded.rules->signatures()[size_t(loaded.rules->FindSignature("d.refused"))];
+  EXPECT_TRUE(EndsWith(s.file, "duplicate_id/b.toml"));
+}
+
 TEST(RuleLoader, MissingFolderIsReported) {
   auto loaded = LoadRules({DataDir("no-such-folder")});
   ASSERT_EQ(loaded.diagnostics.size(), 1u);
