@@ -21,6 +21,33 @@ struct Paste {
 };
 
 const Paste kPastes[] = {
+    // OptiX: optixInit refused by a driver older than the SDK (the OptiX 7 course's OPTIX_CHECK
+    // prints the code), a code by its name, and its compile feedback on PTX for a newer GPU
+    {"OptiX init, ABI code", "Optix call (optixInit()) failed with code 7801 (line 98)\n", "cuda.driver_too_old"},
+    {"OptiX result name", "RuntimeError: OptiX call failed: OPTIX_ERROR_FUNCTION_TABLE_SIZE_MISMATCH\n",
+     "cuda.driver_too_old"},
+    {"OptiX PTX for a newer architecture",
+     "Error: Invalid target architecture. Maximum feasible for current context: sm_61, found: sm_75\n",
+     "cuda.no_kernel_image"},
+    // Blender Cycles: cuew's words for the driver's error before the call that failed
+    {"Cycles device allocation", "Out of memory in cuMemAlloc(&device_pointer, size) (device_impl.cpp:793)\n",
+     "cuda.oom"},
+    // PhysX: its CUDA context manager's driver check, and the GPU pipeline's buffer capacities
+    {"PhysX driver check",
+     "PhysX: CudaContextManager.cpp (635) : warning : CUDA driver version is 10010, expected at least 11040.\n",
+     "cuda.driver_too_old"},
+    {"PhysX patch buffer", "[error] Patch buffer overflow detected, please increase its size to at least 1048576 in the scene desc!\n",
+     "config.invalid"},
+    // EGL with no NVIDIA vendor library behind it (nvdiffrast's OpenGL context)
+    {"EGL initialisation", "RuntimeError: eglInitialize() failed\n", "native.lib_not_found"},
+    // THCudaCheck, PyTorch's CUDA check before 1.5
+    {"THC runtime error", "RuntimeError: cuda runtime error (2) : out of memory at /opt/conda/conda-bld/pytorch/aten/src/THC/generic/THCStorage.cu:58\n",
+     "cuda.oom"},
+    // PaddleOCR's predictor, and Paddle's dynamic loader (whose older releases print "isnot")
+    {"PaddleOCR model file", "ValueError: not find model file path ./inference/rec/inference.pdmodel\n",
+     "model.load_failed"},
+    {"Paddle dynload", "E0301 10:00:00.000000    77 dynamic_loader.cc:307] The third-party dynamic library (libcublas.so) that Paddle depends on isnot configured correctly. (error code is libcublas.so: cannot open shared object file: No such file or directory)\n",
+     "native.lib_not_found"},
     // CTranslate2's CUDA_CHECK and CUBLAS_CHECK (include/ctranslate2/cuda/utils.h): the runtime's
     // error string, or the cuBLAS status name, after its own words.
     {"CTranslate2 CUDA_CHECK, out of memory", "RuntimeError: CUDA failed with error out of memory\n", "cuda.oom"},
