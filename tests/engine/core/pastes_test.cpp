@@ -21,6 +21,47 @@ struct Paste {
 };
 
 const Paste kPastes[] = {
+    // Transformer Engine's FP8 gate; Megatron-LM's checkpoint arguments; vLLM's Ray placement on a
+    // node without a GPU; a keyword refused, pasted without its exception's name
+    {"Transformer Engine FP8", "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.\n",
+     "lib.arch_unsupported"},
+    {"Megatron checkpoint arguments",
+     "AssertionError: pipeline_model_parallel_size value from checkpoint (4) is not equal to the input argument value (2).\n",
+     "config.invalid"},
+    {"vLLM Ray node without GPU",
+     "ValueError: Current node has no GPU available. current_node_resource={'CPU': 8.0, 'memory': 1.0}. vLLM engine "
+     "cannot start without GPU.\n",
+     "cuda.no_device"},
+    {"keyword refused, bare", "LLMConfig.__init__() got an unexpected keyword argument 'enable_chunked_prefill'\n",
+     "python.symbol_missing"},
+    // TensorRT: its allocator's words, its parsers' refusals, and Triton's missing backend
+    {"TensorRT OutOfMemory",
+     "[E] [TRT] 2: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory (no further information)\n",
+     "cuda.oom"},
+    {"UFF unsupported operation", "ERROR: [TRT]: UffParser: Validator error: Resize_1: Unsupported operation _ResizeNearest_TRT\n",
+     "engine.model_unsupported"},
+    {"UFF unreadable", "ERROR: [TRT]: UffParser: Could not read buffer.\n", "model.load_failed"},
+    {"Triton platform", "E0301 10:00:00.000000 1 model_repository_manager.cc:1519] unexpected platform type pytorch_libtorch for resnet\n",
+     "engine.model_unsupported"},
+    // NVENC and NVDEC: the API newer than the driver, an entry point the driver lacks, a GPU
+    // without an encoder, a stream the decoder cannot take, and a player that decodes on the CPU
+    {"NvEncodeAPI version", "RuntimeError: LoadNvEncAPI : Current Driver Version does not support this NvEncodeAPI version, please upgrade driver at NvEncoder.cpp:82\n",
+     "cuda.driver_too_old"},
+    {"cuvid entry point", "[h264_cuvid @ 0x55d0c0a0] Cannot load cuvidGetDecodeStatus\n", "cuda.driver_too_old"},
+    {"NVENC device", "[hevc_nvenc @ 0x5620aa00] OpenEncodeSessionEx failed: unsupported device (2)\n"
+     "[hevc_nvenc @ 0x5620aa00] No NVENC capable devices found\n", "lib.arch_unsupported"},
+    {"NVDEC bit depth", "[hevc_cuvid @ 0x55aa0010] Bit depth 12 is not supported.\n", "lib.arch_unsupported"},
+    {"software decoding after NVDEC", "[ffmpeg/video] hevc_cuvid: cuvidCreateDecoder(&cudec, &cuinfo) failed -> "
+     "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\nCould not open codec.\nUsing software decoding.\n", ""},
+    // the loader on a library cut to nothing
+    {"library file too short", "./app: error while loading shared libraries: /usr/lib/x86_64-linux-gnu/libnvinfer.so.8: file too short\n",
+     "native.lib_not_found"},
+    // builds: gcc's C++ diagnostics, a standard header older compilers lack, apex's CUDA check
+    {"gcc undeclared", "error: 'NVDS_MODE_GPU' was not declared in this scope\n", "jit.build_failed"},
+    {"standard header", "src/util.cpp:9:10: fatal error: filesystem: No such file or directory\n", "jit.build_failed"},
+    {"apex CUDA check", "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the "
+     "version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 12.1.\n",
+     "python.version_conflict"},
     // OptiX: optixInit refused by a driver older than the SDK (the OptiX 7 course's OPTIX_CHECK
     // prints the code), a code by its name, and its compile feedback on PTX for a newer GPU
     {"OptiX init, ABI code", "Optix call (optixInit()) failed with code 7801 (line 98)\n", "cuda.driver_too_old"},
