@@ -21,6 +21,17 @@ struct Paste {
 };
 
 const Paste kPastes[] = {
+    // ptxas: PTX for a newer SM than the GPU's, a kernel over the block's shared memory; nvidia-smi
+    // without NVML; the container CLI and enroot refused by the kernel
+    {"ptxas newer target", "ptxas fatal   : SM version specified by .target is higher than default SM version assumed\n",
+     "cuda.no_kernel_image"},
+    {"ptxas shared data", "ptxas error   : Entry function 'reduce' uses too much shared data (0xc010 bytes, 0xc000 max)\n",
+     "jit.build_failed"},  // TAXONOMY.md names ptxas errors as a build failure's evidence
+    {"nvidia-smi without NVML", "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA "
+     "Display Driver is properly installed and present in your system.\n", "cuda.no_device"},
+    {"container CLI lookup", "nvidia-container-cli: container error: file lookup failed: /proc/77/root/etc/os-release: permission denied\n",
+     "host.permission"},
+    {"capability refused", "enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted\n", "host.permission"},
     // Transformer Engine's FP8 gate; Megatron-LM's checkpoint arguments; vLLM's Ray placement on a
     // node without a GPU; a keyword refused, pasted without its exception's name
     {"Transformer Engine FP8", "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.\n",
@@ -119,8 +130,6 @@ const Paste kPastes[] = {
     // fragment that ends with one is a failure, with the program's message as its title.
     {"LLVM fatal error", "LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.shfl.sync.idx.i32\n", "unclassified"},
     {"nvcc refusing an option", "nvcc fatal   : Unknown option '-static-global-template-stub=false'\n",
-     "unclassified"},
-    {"ptxas error", "ptxas error   : Entry function 'k' uses too much shared data (0x10000 bytes, 0xc000 max)\n",
      "unclassified"},
     {"absl status printed bare", "INTERNAL: cuSolver invalid value error\n", "unclassified"},
     {"ggml CUDA_CHECK", "CUDA error: an internal operation failed\n  current device: 0, in function "
