@@ -21,6 +21,11 @@ struct Paste {
 };
 
 const Paste kPastes[] = {
+    // Triton without the driver's unversioned libcuda.so; OpenGL without the NVIDIA driver's on
+    // Windows; a model file the script opens by a relative name
+    {"Triton libcuda.so", "AssertionError: libcuda.so cannot found!\n", "native.lib_not_found"},
+    {"WGL software renderer", "[F glutil.cpp:66] wglGetProcAddress() failed for 'glTexStorage2D'\n", "native.lib_not_found"},
+    {"ONNX model file", "FileNotFoundError: [Errno 2] No such file or directory: 'models/encoder.onnx'\n", "model.load_failed"},
     // ptxas: PTX for a newer SM than the GPU's, a kernel over the block's shared memory; nvidia-smi
     // without NVML; the container CLI and enroot refused by the kernel
     {"ptxas newer target", "ptxas fatal   : SM version specified by .target is higher than default SM version assumed\n",
