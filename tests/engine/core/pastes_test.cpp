@@ -21,6 +21,15 @@ struct Paste {
 };
 
 const Paste kPastes[] = {
+    // OpenMMLab's registry without the type; a shell without nvidia-smi; PyTorch's driver check
+    // without its version; SIGFPE as a shell reports it; pybind11's unregistered type at import
+    {"registry without the type", "KeyError: 'BEVDetHead is not in the mmdet3d::model registry. Please check whether the value "
+     "of `BEVDetHead` is correct or it was registered as expected.'\n", "config.invalid"},
+    {"no nvidia-smi", "bash: nvidia-smi: command not found\n", "cuda.no_device"},
+    {"torch driver check, no version", "RuntimeError: The NVIDIA driver on your system is too old\n", "cuda.driver_too_old"},
+    {"SIGFPE from the shell", "./run.sh: line 9: 4242 Floating point exception(core dumped) python3 train.py\n", "native.crash"},
+    {"pybind11 unregistered type", "ImportError: arg(): could not convert default argument 'stream: tv::Stream' in function "
+     "'run' into a Python object (type not registered yet?)\n", "python.version_conflict"},
     // Triton without the driver's unversioned libcuda.so; OpenGL without the NVIDIA driver's on
     // Windows; a model file the script opens by a relative name
     {"Triton libcuda.so", "AssertionError: libcuda.so cannot found!\n", "native.lib_not_found"},
