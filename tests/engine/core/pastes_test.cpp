@@ -21,6 +21,11 @@ struct Paste {
 };
 
 const Paste kPastes[] = {
+    // Ollama short of host memory for a model (no cause the taxonomy has: its own words); vLLM
+    // without its optional FP8 kernels' package
+    {"Ollama host memory", "Error: model requires more system memory (42.0 GiB) than is available (31.2 GiB)\n", "unclassified"},
+    {"vLLM DeepGEMM", "RuntimeError: DeepGEMM backend is not available or outdated.\nPlease install or update the `deep_gemm` "
+     "to a newer version to enable FP8 kernels.\n", "python.module_missing"},
     // OpenMMLab's registry without the type; a shell without nvidia-smi; PyTorch's driver check
     // without its version; SIGFPE as a shell reports it; pybind11's unregistered type at import
     {"registry without the type", "KeyError: 'BEVDetHead is not in the mmdet3d::model registry. Please check whether the value "
