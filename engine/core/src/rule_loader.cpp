@@ -336,13 +336,13 @@ void RuleSetBuilder::LoadFile(const std::string& path) {
       if (key == "signature") {
         SignatureRule s;
         if (!ReadSignature(path, *t, s)) continue;
-        NoteWrittenId("signature", s.id, path, tl);
+        if (int i = rs.FindSignature(s.id); i >= 0) FaultIfSameFolder("signature", s, rs.signatures_[size_t(i)]);
         AddSignature(std::move(s));
       } else if (key == "cause") {
         CauseRule c;
         CauseRefs refs;
         if (!ReadCause(path, *t, c, refs)) continue;
-        NoteWrittenId("cause", c.id, path, tl);
+        if (int i = rs.FindCause(c.id); i >= 0) FaultIfSameFolder("cause", c, rs.causes_[size_t(i)]);
         AddCause(std::move(c), refs);
       } else if (key == "taxonomy") {
         std::string id;
@@ -404,15 +404,11 @@ void RuleSetBuilder::LoadFile(const std::string& path) {
 
 // A later folder's rule replaces a shipped one of the same id (an override); within one folder
 // the same id written twice is a mistake (the later one silently wins): a fault, naming both.
-void RuleSetBuilder::NoteWrittenId(std::string_view kind, const std::string& id,
-                                   const std::string& file, int line) {
-  const std::string key = std::string(kind) + '\0' + id;
-  auto [it, fresh] = written_in_folder_.try_emplace(key, file, line);
-  if (fresh) return;
-  Fault(file, line, std::string(kind) + " '" + id + "' is defined twice in one rule folder (first at " +
-                        it->second.first + ":" + std::to_string(it->second.second) +
-                        "); this one replaces it");
-  it->second = {file, line};
+template <class Rule>
+void RuleSetBuilder::FaultIfSameFolder(std::string_view kind, const Rule& now, const Rule& before) {
+  if (fs::path(now.file).parent_path() != fs::path(before.file).parent_path()) return;
+  Fault(now.file, now.line, std::string(kind) + " '" + now.id + "' is defined twice in one rule folder (first at " +
+                                before.file + ":" + std::to_string(before.line) + "); this one replaces it");
 }
 
 void RuleSetBuilder::AddSignature(SignatureRule s) {
@@ -451,7 +447,6 @@ void RuleSetBuilder::LoadFolder(const std::string& folder) {
   }
   if (ec) Fault(folder, 0, "cannot list: " + ec.message());
   std::sort(files.begin(), files.end());
-  written_in_folder_.clear();
   for (const auto& f : files) LoadFile(f);
   if (fs::is_directory(fs::path(folder) / "sites", ec)) LoadSites((fs::path(folder) / "sites").string());
   // The known-bug base is read when an incident first asks for it (RuleSet::known_bugs()).

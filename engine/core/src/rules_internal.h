@@ -17,9 +17,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <string_view>
-#include <unordered_map>
-#include <utility>
 #include <toml++/toml.h>
 
 #include "line_finder.h"
@@ -181,7 +178,8 @@ class RuleSetBuilder {
   void AddSiteTables();
   void AddSignature(SignatureRule s);
   void AddCause(CauseRule c, CauseRefs refs);
-  void NoteWrittenId(std::string_view kind, const std::string& id, const std::string& file, int line);
+  template <class Rule>
+  void FaultIfSameFolder(std::string_view kind, const Rule& now, const Rule& before);
 
   // Finish's steps.
   // A vocabulary's or an error-site table's cause explains, after an error of its own, the
@@ -207,8 +205,6 @@ class RuleSetBuilder {
                  std::initializer_list<std::string_view> allowed);
 
   std::vector<RuleDiagnostic>& diags_;
-  // The [[signature]] and [[cause]] ids written in the folder being loaded ("kind\0id" -> where).
-  std::unordered_map<std::string, std::pair<std::string, int>> written_in_folder_;
   std::shared_ptr<RuleSet> set_{new RuleSet()};
   std::vector<CauseRefs> cause_refs_;
   // rules/sites/remedies.toml: the remedy of each taxonomy id the site tables name.
